@@ -1,0 +1,202 @@
+"""The in-memory cassette: a list of entries, an index by request hash, and play bookkeeping.
+
+Entries loaded from a file stay as the parsed mapping until first used, so a 10,000-entry
+cassette loads at the speed of the parser: only the stored ``request_hash`` is read up front.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Mapping
+
+FORMAT_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """The semantic request: what was asked, without the SDK's noise or any credential."""
+
+    method: str
+    path: str
+    body: Any = None
+    query: tuple[tuple[str, str], ...] = ()
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+    def normalised(self) -> dict[str, Any]:
+        """The plain form matchers and diffs see."""
+        return {
+            "method": self.method,
+            "path": self.path,
+            "query": [list(pair) for pair in self.query],
+            "headers": dict(self.headers),
+            "body": self.body,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """The semantic response: status, a few headers, and a JSON body or a list of stream events.
+
+    ``stream`` holds ``{"event": name?, "data": parsed-json-or-text, "t": ms-offset?}``
+    mappings. ``truncated`` marks a stream the caller stopped reading early while recording;
+    ``failure`` is the connection error that ended a stream mid-way, replayed as the same error.
+    """
+
+    status: int
+    headers: Mapping[str, str] = field(default_factory=dict)
+    body: Any = None
+    stream: list[dict[str, Any]] | None = None
+    truncated: bool = False
+    failure: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One recorded exchange."""
+
+    provider: str
+    request: Request
+    response: Response
+    request_hash: str
+
+
+class Cassette:
+    """Entries in recording order, an index from request hash to entry positions, and play counts.
+
+    >>> cassette = llmvcr.load_cassette("cassettes/bug-427.yaml")
+    >>> [e.request.body["model"] for e in cassette.entries]
+    """
+
+    def __init__(
+        self,
+        path: str = "",
+        *,
+        seed: str | None = None,
+        recorded_with: dict[str, str] | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> None:
+        self.path = path
+        self.seed = seed
+        self.recorded_with: dict[str, str] = dict(recorded_with or {})
+        self.metadata: dict[str, Any] = dict(metadata or {})
+        # An item is an Entry, or the raw mapping it was loaded from until first use.
+        self._items: list[Entry | Mapping[str, Any]] = []
+        self._index: dict[str, list[int]] = {}
+        self._plays: list[int] = []
+        self._lock = threading.Lock()
+        self.loaded_count = 0  # how many entries came from the file (the rest were recorded now)
+
+    # -- building -----------------------------------------------------------------------------
+    def _add_raw(self, raw: Mapping[str, Any], request_hash: str) -> None:
+        self._index.setdefault(request_hash, []).append(len(self._items))
+        self._items.append(raw)
+        self._plays.append(0)
+
+    def append(self, entry: Entry) -> int:
+        """Add an entry at the end; returns its position."""
+        with self._lock:
+            position = len(self._items)
+            self._items.append(entry)
+            self._plays.append(0)
+            self._index.setdefault(entry.request_hash, []).append(position)
+            return position
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self._index.clear()
+            self._plays.clear()
+
+    # -- reading ------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __iter__(self) -> Iterator[Entry]:
+        return iter(self.entries)
+
+    def entry(self, position: int) -> Entry:
+        item = self._items[position]
+        if isinstance(item, Entry):
+            return item
+        from .storage import entry_from_mapping
+
+        entry = entry_from_mapping(item, self.path, position)
+        self._items[position] = entry
+        return entry
+
+    def raw(self, position: int) -> Entry | Mapping[str, Any]:
+        """The entry as stored: an Entry, or the mapping it will be built from."""
+        return self._items[position]
+
+    @property
+    def entries(self) -> list[Entry]:
+        return [self.entry(i) for i in range(len(self._items))]
+
+    @property
+    def index(self) -> Mapping[str, list[int]]:
+        return self._index
+
+    def positions(self, request_hash: str) -> list[int]:
+        return self._index.get(request_hash, [])
+
+    # -- playing ------------------------------------------------------------------------------
+    def play_count(self, position: int) -> int:
+        return self._plays[position]
+
+    def claim(self, positions: list[int], *, allow_repeats: bool) -> int | None:
+        """Mark the first unplayed of ``positions`` as played and return it (thread-safe).
+
+        With repeats allowed and every candidate played, the last one serves again.
+        """
+        with self._lock:
+            for position in positions:
+                if self._plays[position] == 0:
+                    self._plays[position] = 1
+                    return position
+            if allow_repeats and positions:
+                position = positions[-1]
+                self._plays[position] += 1
+                return position
+            return None
+
+    def claim_next_unplayed(self, start: int = 0) -> int | None:
+        """Sequential mode: the next unused entry in recording order, whatever it holds."""
+        with self._lock:
+            for position in range(start, len(self._plays)):
+                if self._plays[position] == 0:
+                    self._plays[position] = 1
+                    return position
+            return None
+
+    def mark_played(self, position: int) -> None:
+        with self._lock:
+            self._plays[position] += 1
+
+    @property
+    def played(self) -> list[Entry]:
+        return [self.entry(i) for i, n in enumerate(self._plays) if n]
+
+    @property
+    def unplayed(self) -> list[Entry]:
+        """Entries loaded from the file that no call used (recorded ones count as used)."""
+        return [self.entry(i) for i, n in enumerate(self._plays) if n == 0 and i < self.loaded_count]
+
+    def drop_unplayed(self) -> int:
+        """Remove loaded entries that were never played; returns how many went."""
+        keep = [i for i, n in enumerate(self._plays) if n or i >= self.loaded_count]
+        dropped = len(self._items) - len(keep)
+        items = [self._items[i] for i in keep]
+        plays = [self._plays[i] for i in keep]
+        with self._lock:
+            self._items, self._plays, self._index = [], [], {}
+            for item, plays_n in zip(items, plays):
+                h = item.request_hash if isinstance(item, Entry) else str(item.get("request_hash"))
+                self._index.setdefault(h, []).append(len(self._items))
+                self._items.append(item)
+                self._plays.append(plays_n)
+            self.loaded_count = len(self._items)
+        return dropped
+
+    def __repr__(self) -> str:
+        return f"<Cassette {self.path or '(in memory)'} entries={len(self)} seed={self.seed!r}>"

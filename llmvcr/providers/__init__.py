@@ -1,0 +1,123 @@
+"""The provider adapter protocol, the registry, and the switch that installs interception.
+
+A provider is a small object that knows one SDK: how to put its interception in place and take
+it away again, which requests are its own, and (for HTTP SDKs) which headers carry meaning.
+``anthropic`` and ``openai`` (Azure included) ship built in, as instances of the shared
+Stainless adapter; ``register_provider`` adds more. Nothing outside this package names an SDK.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from typing import Protocol, runtime_checkable
+
+from ._http import HttpProvider, StainlessProvider, install_http, uninstall_http
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """What every adapter offers.
+
+    ``install`` is called when the first cassette of the process opens and ``uninstall`` when the
+    last one closes; after ``uninstall`` the SDK must be exactly as it was. Interception code asks
+    ``llmvcr.session.current_session()`` for the session that should answer a call.
+    """
+
+    name: str
+
+    def sdk_version(self) -> str | None:
+        """The installed SDK's version for ``recorded_with``, or None when it is not installed."""
+
+    def install(self) -> None: ...
+
+    def uninstall(self) -> None: ...
+
+
+_providers: dict[str, Provider] = {}
+_lock = threading.RLock()
+_installed = 0
+
+
+def register_provider(provider: Provider | str) -> Provider:
+    """Add an adapter; a string is an import path ``"pkg.mod:attr"`` naming one.
+
+    >>> llmvcr.register_provider(StainlessProvider("groq", package="groq", client_names=("Groq",)))
+    """
+    if isinstance(provider, str):
+        module_name, _, attr = provider.partition(":")
+        provider = getattr(importlib.import_module(module_name), attr or "provider")
+    if not isinstance(provider, Provider):
+        raise ValueError(f"{provider!r} is not a provider: it needs name, sdk_version(), install(), uninstall()")
+    with _lock:
+        old = _providers.get(provider.name)
+        _providers[provider.name] = provider
+        if _installed:
+            if old is not None:
+                old.uninstall()
+            provider.install()
+    return provider
+
+
+def unregister_provider(name: str) -> None:
+    with _lock:
+        provider = _providers.pop(name, None)
+        if provider is not None and _installed:
+            provider.uninstall()
+
+
+def registered() -> list[Provider]:
+    return list(_providers.values())
+
+
+def http_providers() -> list[HttpProvider]:
+    return [p for p in _providers.values() if isinstance(p, HttpProvider)]
+
+
+def install() -> None:
+    """Put every provider's interception in place (reference-counted across cassettes)."""
+    global _installed
+    with _lock:
+        _installed += 1
+        if _installed == 1:
+            install_http(http_providers)
+            for provider in _providers.values():
+                provider.install()
+
+
+def uninstall() -> None:
+    global _installed
+    with _lock:
+        if _installed == 0:
+            return
+        _installed -= 1
+        if _installed == 0:
+            for provider in _providers.values():
+                provider.uninstall()
+            uninstall_http()
+
+
+def installed() -> bool:
+    return _installed > 0
+
+
+def _builtin() -> None:
+    from .anthropic import provider as anthropic_provider
+    from .openai import provider as openai_provider
+
+    for p in (anthropic_provider, openai_provider):
+        _providers[p.name] = p
+
+
+_builtin()
+
+__all__ = [
+    "HttpProvider",
+    "Provider",
+    "StainlessProvider",
+    "install",
+    "register_provider",
+    "registered",
+    "uninstall",
+    "unregister_provider",
+]

@@ -1,0 +1,10 @@
+"""The OpenAI SDK, Azure OpenAI included (its path and ``api-version`` query are kept)."""
+
+from ._http import StainlessProvider
+
+provider = StainlessProvider(
+    "openai",
+    package="openai",
+    client_names=("OpenAI",),
+    meaning_headers=("openai-beta",),
+)

@@ -1,0 +1,123 @@
+"""What may reach disk: header allowlists, secret detection and user redaction hooks.
+
+Headers are dropped unless allowlisted; every string in bodies, queries and stream events is
+scanned for key-shaped text and the live client's own credentials, replaced by
+``<REDACTED:kind>``. Redaction runs before fingerprinting, on live and recorded requests alike.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Iterator, Mapping
+
+REQUEST_HEADERS = frozenset({"anthropic-version", "anthropic-beta", "openai-beta", "content-type"})
+RESPONSE_HEADERS = frozenset(
+    {"content-type", "request-id", "x-request-id", "retry-after", "retry-after-ms", "x-should-retry"}
+)
+CREDENTIAL_HEADERS = frozenset(
+    {"authorization", "x-api-key", "api-key", "cookie", "set-cookie", "proxy-authorization", "x-goog-api-key",
+     "openai-organization", "openai-project", "anthropic-user-profile-id"}
+)
+SECRET_QUERY_KEYS = frozenset({"key", "api_key", "api-key", "apikey", "token", "access_token", "sig", "signature"})
+
+SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("anthropic-key", re.compile(r"sk-ant-[A-Za-z0-9_\-]{8,}")),
+    ("openai-key", re.compile(r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{16,}")),
+    ("bearer", re.compile(r"Bearer\s+[A-Za-z0-9._~+/=\-]{8,}")),
+    ("aws-access-key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    ("gcp-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b")),
+    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")),
+    ("private-key", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")),
+)
+_QUICK = re.compile(r"sk-|Bearer|AKIA|ASIA|AIza|eyJ|PRIVATE KEY")
+
+
+@dataclass(slots=True)
+class Redactor:
+    """Secret scrubbing for one cassette: built-in patterns, known live secrets, user rules."""
+
+    secrets: set[str] = field(default_factory=set)
+    patterns: list[tuple[str, re.Pattern[str]]] = field(default_factory=list)
+    filter_headers: frozenset[str] = frozenset()
+
+    def learn(self, value: str | None) -> None:
+        """Remember a credential seen on a live request so it is scrubbed wherever it appears."""
+        if value:
+            value = value.strip()
+            if value.lower().startswith("bearer "):
+                value = value[7:].strip()
+            if len(value) >= 6:
+                self.secrets.add(value)
+
+    def text(self, value: str) -> str:
+        for secret in self.secrets:
+            if secret in value:
+                value = value.replace(secret, "<REDACTED:api-key>")
+        for kind, pattern in self.patterns:
+            value = pattern.sub(f"<REDACTED:{kind}>", value)
+        if _QUICK.search(value):
+            for kind, pattern in SECRET_PATTERNS:
+                value = pattern.sub(f"<REDACTED:{kind}>", value)
+        return value
+
+    def tree(self, node: Any) -> Any:
+        if isinstance(node, str):
+            return self.text(node)
+        if isinstance(node, dict):
+            return {self.text(k) if isinstance(k, str) else k: self.tree(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [self.tree(v) for v in node]
+        return node
+
+    def headers(self, headers: Iterable[tuple[str, str]], allow: frozenset[str]) -> dict[str, str]:
+        kept: dict[str, str] = {}
+        for name, value in headers:
+            lower = name.lower()
+            if lower in CREDENTIAL_HEADERS:
+                self.learn(value)
+                continue
+            if lower in allow and lower not in self.filter_headers:
+                kept[lower] = self.text(value)
+        return kept
+
+    def query(self, pairs: Iterable[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+        out = []
+        for key, value in pairs:
+            if key.lower() in SECRET_QUERY_KEYS:
+                self.learn(value)
+                value = "<REDACTED:query>"
+            out.append((key, self.text(value)))
+        return tuple(sorted(out))
+
+
+def compile_redactions(rules: Iterable[str | re.Pattern[str]]) -> list[tuple[str, re.Pattern[str]]]:
+    out = []
+    for rule in rules:
+        out.append(("custom", rule if isinstance(rule, re.Pattern) else re.compile(rule)))
+    return out
+
+
+def find_secrets(node: Any, path: str = "") -> Iterator[tuple[str, str, str]]:
+    """Every ``(path, kind, excerpt)`` in a JSON tree that looks like a credential."""
+    if isinstance(node, str):
+        if _QUICK.search(node):
+            for kind, pattern in SECRET_PATTERNS:
+                for m in pattern.finditer(node):
+                    yield path, kind, m.group(0)[:12] + "…"
+    elif isinstance(node, dict):
+        for k, v in node.items():
+            if isinstance(k, str) and k.lower() in CREDENTIAL_HEADERS and isinstance(v, str):
+                yield f"{path}.{k}", "credential-header", v[:6] + "…"
+            else:
+                yield from find_secrets(v, f"{path}.{k}")
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from find_secrets(v, f"{path}[{i}]")
+
+
+BeforeRecord = Callable[[Any], Any]
+
+
+def header_items(headers: Mapping[str, str] | Iterable[tuple[str, str]]) -> Iterable[tuple[str, str]]:
+    return headers.items() if isinstance(headers, Mapping) else headers

@@ -1,0 +1,312 @@
+"""Cassette files: YAML and JSON, format versions, safe loading, atomic writes and a file lock."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from typing import Any, Iterator, Mapping
+
+import orjson
+import yaml
+
+from .cassette import FORMAT_VERSION, Cassette, Entry, Request, Response
+from .errors import CassetteFormatError, CassetteNotFoundError
+
+try:  # the C parser and emitter when libyaml is there: the same safe semantics, faster
+    _YamlLoader: Any = yaml.CSafeLoader
+    _YamlDumperBase: Any = yaml.CSafeDumper
+except AttributeError:  # pragma: no cover - libyaml missing
+    _YamlLoader = yaml.SafeLoader
+    _YamlDumperBase = yaml.SafeDumper
+
+LLMVCR_VERSION = "0.1.0"
+
+
+class _Dumper(_YamlDumperBase):  # type: ignore[misc]
+    pass
+
+
+def _represent_str(dumper: Any, value: str) -> Any:
+    # Multi-line text as a block scalar, so a PR diff reads like the conversation.
+    if "\n" in value and not any(c in value for c in "\r\t\x0b\x0c\x85\u2028\u2029") and value == value.rstrip(" "):
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value)
+
+
+_Dumper.add_representer(str, _represent_str)
+
+
+def format_of(path: str) -> str:
+    return "json" if path.lower().endswith(".json") else "yaml"
+
+
+# -- entries <-> mappings -------------------------------------------------------------------
+def entry_to_mapping(entry: Entry) -> dict[str, Any]:
+    req = entry.request
+    request: dict[str, Any] = {"method": req.method, "path": req.path}
+    if req.query:
+        request["query"] = [list(p) for p in req.query]
+    if req.headers:
+        request["headers"] = dict(req.headers)
+    if req.body is not None:
+        request["body"] = req.body
+    res = entry.response
+    response: dict[str, Any] = {"status": res.status}
+    if res.headers:
+        response["headers"] = dict(res.headers)
+    if res.stream is not None:
+        response["stream"] = res.stream
+    else:
+        response["body"] = res.body
+    if res.truncated:
+        response["truncated"] = True
+    if res.failure:
+        response["failure"] = res.failure
+    return {"provider": entry.provider, "request": request, "request_hash": entry.request_hash, "response": response}
+
+
+def _need(mapping: Mapping[str, Any], key: str, kind: type | tuple[type, ...], path: str, position: int, field: str) -> Any:
+    if key not in mapping:
+        raise CassetteFormatError(path, "missing; re-record the cassette or fix the entry by hand", entry=position, field=field)
+    value = mapping[key]
+    if not isinstance(value, kind):
+        names = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
+        raise CassetteFormatError(path, f"expected {names}, found {type(value).__name__}", entry=position, field=field)
+    return value
+
+
+def entry_from_mapping(raw: Mapping[str, Any], path: str, position: int) -> Entry:
+    if not isinstance(raw, Mapping):
+        raise CassetteFormatError(path, f"an entry must be a mapping, found {type(raw).__name__}", entry=position)
+    request = _need(raw, "request", dict, path, position, "request")
+    response = _need(raw, "response", dict, path, position, "response")
+    method = _need(request, "method", str, path, position, "request.method")
+    req_path = _need(request, "path", str, path, position, "request.path")
+    query = request.get("query") or []
+    if not isinstance(query, list) or not all(isinstance(p, list) and len(p) == 2 for p in query):
+        raise CassetteFormatError(path, "expected a list of [key, value] pairs", entry=position, field="request.query")
+    headers = request.get("headers") or {}
+    if not isinstance(headers, dict):
+        raise CassetteFormatError(path, "expected a mapping", entry=position, field="request.headers")
+    status = _need(response, "status", int, path, position, "response.status")
+    if isinstance(status, bool) or not 100 <= status <= 599:
+        raise CassetteFormatError(path, f"not an HTTP status: {status!r}", entry=position, field="response.status")
+    res_headers = response.get("headers") or {}
+    if not isinstance(res_headers, dict):
+        raise CassetteFormatError(path, "expected a mapping", entry=position, field="response.headers")
+    stream = response.get("stream")
+    if stream is not None:
+        if not isinstance(stream, list):
+            raise CassetteFormatError(path, "expected a list of events", entry=position, field="response.stream")
+        for i, event in enumerate(stream):
+            if not isinstance(event, dict) or "data" not in event:
+                raise CassetteFormatError(
+                    path, "each event is a mapping with 'data'", entry=position, field=f"response.stream[{i}]"
+                )
+    request_hash = raw.get("request_hash")
+    if not isinstance(request_hash, str):
+        raise CassetteFormatError(path, "missing or not a string", entry=position, field="request_hash")
+    provider = raw.get("provider", "")
+    failure = response.get("failure")
+    return Entry(
+        provider=str(provider),
+        request=Request(
+            method=method,
+            path=req_path,
+            body=request.get("body"),
+            query=tuple((str(k), str(v)) for k, v in query),
+            headers={str(k): str(v) for k, v in headers.items()},
+        ),
+        response=Response(
+            status=status,
+            headers={str(k): str(v) for k, v in res_headers.items()},
+            body=response.get("body"),
+            stream=stream,
+            truncated=bool(response.get("truncated", False)),
+            failure=str(failure) if failure else None,
+        ),
+        request_hash=request_hash,
+    )
+
+
+# -- documents ------------------------------------------------------------------------------
+def _migrate(document: dict[str, Any], path: str) -> dict[str, Any]:
+    version = document.get("version")
+    if version is None:
+        raise CassetteFormatError(path, "no 'version': this is not an llmvcr cassette", field="version")
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise CassetteFormatError(path, f"expected an integer, found {version!r}", field="version")
+    if version > FORMAT_VERSION:
+        raise CassetteFormatError(
+            path,
+            f"format version {version} is newer than this llmvcr reads ({FORMAT_VERSION}); "
+            f"upgrade llmvcr (pip install -U pyllmvcr) to a release that reads version {version}",
+            field="version",
+        )
+    if version < 1:
+        raise CassetteFormatError(path, f"unknown format version {version}", field="version")
+    return document
+
+
+def parse_document(data: bytes, path: str) -> dict[str, Any]:
+    fmt = format_of(path)
+    try:
+        if fmt == "json":
+            document = orjson.loads(data)
+        else:
+            document = yaml.load(data, Loader=_YamlLoader)  # noqa: S506 - a safe loader
+    except orjson.JSONDecodeError as err:
+        raise CassetteFormatError(path, f"not valid JSON ({err}); restore it from version control or re-record") from None
+    except yaml.constructor.ConstructorError as err:
+        raise CassetteFormatError(path, f"refused an unsafe or unknown YAML tag: {err.problem} {err.problem_mark}") from None
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        raise CassetteFormatError(path, f"not valid YAML{where}; restore it from version control or re-record") from None
+    except (ValueError, RecursionError, UnicodeDecodeError) as err:
+        raise CassetteFormatError(path, f"unreadable ({type(err).__name__}: {err})") from None
+    if not isinstance(document, dict):
+        raise CassetteFormatError(path, f"the top level must be a mapping, found {type(document).__name__}")
+    return _migrate(document, path)
+
+
+def cassette_from_document(document: dict[str, Any], path: str) -> Cassette:
+    entries = document.get("entries") or []
+    if not isinstance(entries, list):
+        raise CassetteFormatError(path, "expected a list", field="entries")
+    seed = document.get("seed")
+    recorded_with = document.get("recorded_with") or {}
+    metadata = document.get("metadata") or {}
+    if not isinstance(recorded_with, dict):
+        raise CassetteFormatError(path, "expected a mapping", field="recorded_with")
+    if not isinstance(metadata, dict):
+        raise CassetteFormatError(path, "expected a mapping", field="metadata")
+    cassette = Cassette(
+        path,
+        seed=None if seed is None else str(seed),
+        recorded_with={str(k): str(v) for k, v in recorded_with.items()},
+        metadata=metadata,
+    )
+    for position, raw in enumerate(entries):
+        # Cheap shape checks now; the rest when the entry is first used.
+        if not isinstance(raw, dict):
+            raise CassetteFormatError(path, f"an entry must be a mapping, found {type(raw).__name__}", entry=position)
+        request_hash = raw.get("request_hash")
+        if not isinstance(request_hash, str):
+            raise CassetteFormatError(path, "missing or not a string", entry=position, field="request_hash")
+        cassette._add_raw(raw, request_hash)
+    cassette.loaded_count = len(cassette)
+    return cassette
+
+
+def load_cassette(path: str | os.PathLike[str]) -> Cassette:
+    """Read a cassette file (YAML or JSON by extension) with safe loaders only.
+
+    Raises ``CassetteNotFoundError`` when the file is missing and ``CassetteFormatError`` when
+    it is corrupt, truncated, unsafe or of a newer format version.
+    """
+    path = os.fspath(path)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        raise CassetteNotFoundError(f"{path}: no such cassette; record it first (record_mode='once')") from None
+    return cassette_from_document(parse_document(data, path), path)
+
+
+def validate(cassette: Cassette) -> None:
+    """Build every entry now, raising ``CassetteFormatError`` on the first bad one."""
+    for i in range(len(cassette)):
+        cassette.entry(i)
+
+
+def document_of(cassette: Cassette) -> dict[str, Any]:
+    document: dict[str, Any] = {"version": FORMAT_VERSION}
+    if cassette.seed is not None:
+        document["seed"] = cassette.seed
+    document["recorded_with"] = cassette.recorded_with
+    if cassette.metadata:
+        document["metadata"] = cassette.metadata
+    document["entries"] = [
+        raw if not isinstance(raw, Entry) else entry_to_mapping(raw)
+        for raw in (cassette.raw(i) for i in range(len(cassette)))
+    ]
+    return document
+
+
+def dump_document(document: dict[str, Any], fmt: str) -> bytes:
+    if fmt == "json":
+        return orjson.dumps(document, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+    text: str = yaml.dump(
+        document, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100, default_flow_style=False
+    )
+    return text.encode("utf-8")
+
+
+@contextlib.contextmanager
+def file_lock(path: str) -> Iterator[None]:
+    """An exclusive lock across processes on ``<path>.lock`` (POSIX flock; Windows msvcrt)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    with open(path + ".lock", "a+b") as handle:
+        try:
+            import fcntl
+
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        except ImportError:  # pragma: no cover - Windows
+            import msvcrt
+
+            msvcrt.locking(handle.fileno(), msvcrt.LK_LOCK, 1)  # type: ignore[attr-defined]
+            try:
+                yield
+            finally:
+                msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]
+
+
+def atomic_write(path: str, data: bytes) -> None:
+    """Write to a temporary file in the same folder, fsync, then rename over ``path``."""
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".llmvcr-tmp-", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def save_cassette(path: str | os.PathLike[str], cassette: Cassette) -> None:
+    """Write the whole cassette to ``path`` (format by extension), atomically and under the lock."""
+    path = os.fspath(path)
+    data = dump_document(document_of(cassette), format_of(path))
+    with file_lock(path):
+        atomic_write(path, data)
+
+
+def append_entries(path: str, cassette: Cassette, new: list[Entry], *, replace: bool) -> None:
+    """Add ``new`` to the file on disk under the lock, keeping what other writers put there.
+
+    With ``replace`` the file's previous entries are discarded (``record_mode="all"``'s first write).
+    """
+    fmt = format_of(path)
+    with file_lock(path):
+        on_disk: list[Any] = []
+        if not replace and os.path.exists(path):
+            with open(path, "rb") as f:
+                document = parse_document(f.read(), path)
+            entries = document.get("entries") or []
+            if isinstance(entries, list):
+                on_disk = entries
+        document = document_of(cassette)
+        document["entries"] = on_disk + [entry_to_mapping(e) for e in new]
+        atomic_write(path, dump_document(document, fmt))

@@ -1,0 +1,83 @@
+"""Shared fixtures: the loopback LLM server, clients pointed at it, a cassette folder, a network block."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import llmvcr
+from llm_server import LLMServer
+
+ANTHROPIC_SENTINEL = "sk-ant-api03-SENTINEL-anthropic-key-0123456789"
+OPENAI_SENTINEL = "sk-proj-SENTINEL-openai-key-0123456789abcdef"
+
+
+@pytest.fixture(scope="session")
+def server() -> Iterator[LLMServer]:
+    srv = LLMServer().start()
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+@pytest.fixture(autouse=True)
+def cassette_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Every test records into its own folder; no real credentials or profiles leak in."""
+    directory = tmp_path / "cassettes"
+    llmvcr.configure(cassette_dir=directory)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    yield directory
+    llmvcr.configure(cassette_dir="cassettes")
+
+
+@pytest.fixture
+def anthropic_client(server: LLMServer) -> Any:
+    import anthropic
+
+    return anthropic.Anthropic(api_key=ANTHROPIC_SENTINEL, base_url=server.url, max_retries=0)
+
+
+@pytest.fixture
+def async_anthropic_client(server: LLMServer) -> Any:
+    import anthropic
+
+    return anthropic.AsyncAnthropic(api_key=ANTHROPIC_SENTINEL, base_url=server.url, max_retries=0)
+
+
+@pytest.fixture
+def openai_client(server: LLMServer) -> Any:
+    import openai
+
+    return openai.OpenAI(api_key=OPENAI_SENTINEL, base_url=server.url + "/v1", max_retries=0)
+
+
+@pytest.fixture
+def async_openai_client(server: LLMServer) -> Any:
+    import openai
+
+    return openai.AsyncOpenAI(api_key=OPENAI_SENTINEL, base_url=server.url + "/v1", max_retries=0)
+
+
+class NetworkBlocked(AssertionError):
+    pass
+
+
+@pytest.fixture
+def no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
+    """Fail any socket connection attempted while active; yields the list of attempts."""
+    attempts: list[Any] = []
+
+    def refuse(self: socket.socket, address: Any) -> None:
+        attempts.append(address)
+        raise NetworkBlocked(f"network blocked: connect to {address!r}")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+    yield attempts
