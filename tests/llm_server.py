@@ -442,6 +442,7 @@ class _Handler(BaseHTTPRequestHandler):
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False  # keep-alive handler threads must not block stop()
+    request_queue_size = 256  # 50-way asyncio.gather opens 50 connections at once
     owner: LLMServer
 
 

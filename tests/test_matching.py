@@ -1,0 +1,118 @@
+"""Matchers, ignore paths, placeholders and the request hash."""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+import pytest
+
+import llmvcr
+from llmvcr.matching import BUILTIN_MATCHERS, Fingerprinter, canonical_json, parse_path
+
+
+def req(body: Any, method: str = "POST", path: str = "/v1/messages") -> dict[str, Any]:
+    return {"method": method, "path": path, "query": [], "headers": {}, "body": body}
+
+
+def test_canonical_json_sorts_and_compacts() -> None:
+    assert canonical_json({"b": 1, "a": {"d": "é", "c": [1, 2]}}) == '{"a":{"c":[1,2],"d":"é"},"b":1}'.encode()
+    assert canonical_json({"big": 2**70}) == b'{"big":1180591620717411303424}'
+
+
+def test_default_hash_ignores_key_order_only() -> None:
+    f = Fingerprinter()
+    a = f.request_hash(req({"model": "m", "messages": [{"role": "user", "content": "hi"}]}))
+    b = f.request_hash(req({"messages": [{"content": "hi", "role": "user"}], "model": "m"}))
+    c = f.request_hash(req({"messages": [{"content": "hi!", "role": "user"}], "model": "m"}))
+    assert a == b != c and a.startswith("sha256:")
+
+
+@pytest.mark.parametrize("name", ["method", "path", "body", "model", "messages", "system", "tools", "params",
+                                  "last_user_message", "stream"])
+def test_each_builtin_matcher_sees_only_its_part(name: str) -> None:
+    base = {"model": "m", "system": "s", "tools": [{"name": "t"}], "max_tokens": 5, "stream": True,
+            "messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"},
+                         {"role": "user", "content": "c"}]}
+    f = Fingerprinter((name,))
+    changes = {
+        "method": (req(base, method="GET"), True),
+        "path": (req(base, path="/v1/other"), True),
+        "model": (req({**base, "model": "n"}), True),
+        "messages": (req({**base, "messages": base["messages"][:1]}), True),
+        "system": (req({**base, "system": "t"}), True),
+        "tools": (req({**base, "tools": []}), True),
+        "params": (req({**base, "max_tokens": 6}), True),
+        "last_user_message": (req({**base, "messages": [{"role": "user", "content": "c"}]}), False),
+        "stream": (req({**base, "stream": False}), True),
+        "body": (req({**base, "max_tokens": 6}), True),
+    }
+    changed, differs = changes[name]
+    assert (f.request_hash(req(base)) != f.request_hash(changed)) is differs
+    # and a change outside the matcher's part leaves it alone
+    if name in ("model", "system", "tools", "stream"):
+        other = req({**base, "messages": [{"role": "user", "content": "zzz"}]})
+        assert f.request_hash(req(base)) == f.request_hash(other)
+
+
+def test_last_user_message_reads_text_blocks_and_responses_input() -> None:
+    lum = BUILTIN_MATCHERS["last_user_message"]
+    assert lum(req({"messages": [{"role": "user", "content": [{"type": "text", "text": "x"}]}]})) == "x"
+    assert lum(req({"input": "plain"})) == "plain"
+
+
+def test_custom_and_registered_matchers() -> None:
+    def temperature(r: dict[str, Any]) -> Any:
+        return r["body"].get("temperature")
+
+    f = Fingerprinter(("model", temperature))
+    assert f.request_hash(req({"model": "m", "temperature": 0})) != f.request_hash(req({"model": "m", "temperature": 1}))
+    llmvcr.register_matcher("first_word", lambda r: str(r["body"].get("prompt", "")).split(" ")[0])
+    g = Fingerprinter(("first_word",))
+    assert g.request_hash(req({"prompt": "hello a"})) == g.request_hash(req({"prompt": "hello b"}))
+    with pytest.raises(ValueError, match="unknown matcher 'nope'"):
+        Fingerprinter(("nope",))
+
+
+def test_ignore_paths_with_wildcards() -> None:
+    f = Fingerprinter(ignore=("metadata.user_id", "messages[*].content[*].cache_control"))
+    a = {"metadata": {"user_id": "u1", "k": 1},
+         "messages": [{"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}]}]}
+    b = {"metadata": {"user_id": "u2", "k": 1},
+         "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]}
+    c = {**b, "metadata": {"user_id": "u2", "k": 2}}
+    assert f.request_hash(req(a)) == f.request_hash(req(b)) != f.request_hash(req(c))
+    assert parse_path("a[0].b[*]") == ["a", 0, "b", "*"]
+    for bad in ("", ".a", "a..b"):
+        with pytest.raises(ValueError):
+            parse_path(bad)
+
+
+def test_placeholders_make_volatile_text_match() -> None:
+    date = llmvcr.placeholder(r"\d{4}-\d{2}-\d{2}", "date")
+    f = Fingerprinter(placeholders=[date])
+    assert f.request_hash(req({"messages": [{"role": "user", "content": "Today is 2026-12-02"}]})) == \
+        f.request_hash(req({"messages": [{"role": "user", "content": "Today is 2027-01-05"}]}))
+    assert f.request_hash(req({"messages": [{"role": "user", "content": "Today is 2026-12-02"}]})) != \
+        f.request_hash(req({"messages": [{"role": "user", "content": "Yesterday was 2026-12-02"}]}))
+    llmvcr.matching.clear_placeholders()
+
+
+def test_a_prompt_with_todays_date_replays_tomorrow(anthropic_client: Any) -> None:
+    date = llmvcr.placeholder(r"\d{4}-\d{2}-\d{2}", "date")
+    today = datetime.date(2026, 12, 2)
+
+    def ask(day: datetime.date) -> str:
+        return anthropic_client.messages.create(
+            model="claude-test", max_tokens=16,
+            messages=[{"role": "user", "content": f"Today is {day.isoformat()}. Plan my day."}]).content[0].text
+
+    with llmvcr.recording("dated", placeholders=[date]):
+        recorded = ask(today)
+    with llmvcr.recording("dated", placeholders=[date], record_mode="none"):
+        assert ask(today + datetime.timedelta(days=1)) == recorded  # the recorded answer, not a new one
+    llmvcr.matching.clear_placeholders()  # without the placeholder, tomorrow's prompt is a new request
+    with llmvcr.recording("dated", record_mode="none"):
+        with pytest.raises(llmvcr.ReplayDivergence):
+            ask(today + datetime.timedelta(days=1))
+    llmvcr.matching.clear_placeholders()
