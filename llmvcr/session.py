@@ -159,6 +159,7 @@ class Session:
                                  filter_headers=frozenset(h.lower() for h in options.filter_headers))
         self.open = False
         self.replayed = 0
+        self.served: list[Entry] = []  # the entries replay served, for the usage the run saved
         self.recorded = 0
         self.writes = 0
         self._token: contextvars.Token[Session | None] | None = None
@@ -255,8 +256,7 @@ class Session:
                 candidates = self._index().get(key, [])
             position = self.cassette.claim(candidates, allow_repeats=self.options.allow_playback_repeats)
         if position is not None:
-            self.replayed += 1
-            return Decision(self.cassette.entry(position), False, stored_hash)
+            return self._serve(position, stored_hash)
         if self.can_record:
             return Decision(None, True, stored_hash)
         rows, nearest = self.nearest_diff(normalised)
@@ -268,9 +268,15 @@ class Session:
             position = self._claim_sequential()
             if position is not None:
                 warnings.warn(message + "\nServing the next unused entry instead.", ReplayDivergenceWarning, stacklevel=2)
-                self.replayed += 1
-                return Decision(self.cassette.entry(position), False, stored_hash)
+                return self._serve(position, stored_hash)
         raise ReplayDivergence(message, cassette_path=self.path, diff=rows, request=request)
+
+    def _serve(self, position: int, stored_hash: str) -> Decision:
+        entry = self.cassette.entry(position)
+        with self._lock:
+            self.replayed += 1
+            self.served.append(entry)
+        return Decision(entry, False, stored_hash)
 
     def _claim_sequential(self) -> int | None:
         with self._lock:

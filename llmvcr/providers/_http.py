@@ -395,6 +395,8 @@ def build_response(module: Any, recorded: Response, request: Any, speed: float |
 
 # -- the send wrappers ------------------------------------------------------------------------
 _ProviderSource = Callable[[], list[HttpProvider]]
+# Set by the pytest plugin's --llmvcr-block-network: asked about requests made outside any cassette.
+network_guard: Callable[[Any, HttpProvider | None], LLMVCRError | None] | None = None
 _providers_source: _ProviderSource = list
 _send_patches: list[_Patch] = []
 _lock = threading.Lock()
@@ -413,9 +415,15 @@ def _prepare(args: Any, kwargs: Any) -> tuple[Any, Any, HttpProvider, Request, A
     from ..session import current_session
 
     session = current_session()
-    if session is None:
-        return None
     request = args[0] if args else kwargs["request"]
+    if session is None:
+        if network_guard is not None:
+            error = network_guard(request, _owner(request))
+            if error is not None:
+                if _in_funnel.get():
+                    raise _Halt(error) from None
+                raise error
+        return None
     provider = _owner(request)
     if provider is None:
         return None
