@@ -1,3 +1,265 @@
-"""The pytest plugin (registered through the ``pytest11`` entry point)."""
+"""The pytest plugin: a marker, two fixtures, command-line flags and an end-of-run summary.
+
+Configuration flows in one visible order: marker options, then the ``llmvcr_config`` fixture,
+then the command line (``--llmvcr-record-mode`` overrides every cassette, as in pytest-recording).
+"""
 
 from __future__ import annotations
+
+import ipaddress
+import os
+import re
+import socket
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from .errors import NetworkBlockedError
+from .session import RECORD_MODES, CassetteContext, Options, Session, _listeners, current_session
+
+_LOOPBACK_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost"}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("llmvcr", "record and replay LLM SDK calls")
+    group.addoption("--llmvcr-record-mode", choices=RECORD_MODES, default=None,
+                    help="record mode for every cassette (default: each cassette's own, 'once')")
+    group.addoption("--llmvcr-dir", default=None,
+                    help="folder for marker cassettes (default: a 'cassettes' folder beside each test file)")
+    group.addoption("--llmvcr-block-network", action="store_true", default=None,
+                    help="fail any LLM call or non-loopback connection made outside a recording cassette "
+                         "(default: on when CI is set)")
+    group.addoption("--llmvcr-no-block-network", dest="llmvcr_block_network", action="store_false",
+                    help="do not block the network, even on CI")
+    group.addoption("--llmvcr-allowed-hosts", default="",
+                    help="comma-separated hosts that may be reached even when the network is blocked")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "llmvcr(name=None, **options): record/replay this test's LLM calls in cassettes/<module>/<test>.yaml; "
+        "options as for llmvcr.use_cassette",
+    )
+    stats = _Stats()
+    config.stash[_STATS] = stats
+    _listeners.append(stats.on_session)
+    block = config.getoption("llmvcr_block_network")
+    if block is None:
+        block = bool(os.environ.get("CI"))
+    if block:
+        allowed = {h.strip() for h in config.getoption("llmvcr_allowed_hosts").split(",") if h.strip()}
+        config.stash[_GUARD] = _Guard(allowed)
+        config.stash[_GUARD].start()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    stats = config.stash.get(_STATS, None)
+    if stats is not None and stats.on_session in _listeners:
+        _listeners.remove(stats.on_session)
+    guard = config.stash.get(_GUARD, None)
+    if guard is not None:
+        guard.stop()
+
+
+# -- naming --------------------------------------------------------------------------------
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.\-]+")
+
+
+def cassette_name(node: pytest.Item) -> str:
+    """``test_chat.py::TestX::test_one[gpt-4o/a b]`` -> ``test_chat/TestX.test_one[gpt-4o-a_b]``."""
+    module = os.path.splitext(os.path.basename(str(node.path)))[0]
+    parts = node.nodeid.split("::")[1:]
+    name = ".".join(parts) or node.name
+    base, bracket, params = name.partition("[")
+    safe = _UNSAFE.sub("_", base)
+    if bracket:
+        safe += "[" + _UNSAFE.sub("-", params.rstrip("]")).strip("-") + "]"
+    return f"{module}/{safe}"
+
+
+def cassette_path(node: pytest.Item, name: str | None = None) -> str:
+    directory = node.config.getoption("llmvcr_dir") or os.path.join(os.path.dirname(str(node.path)), "cassettes")
+    relative = name if name is not None else cassette_name(node)
+    if not relative.endswith((".yaml", ".yml", ".json")):
+        relative += ".yaml"
+    return os.path.join(directory, relative)
+
+
+# -- fixtures ------------------------------------------------------------------------------
+@pytest.fixture
+def llmvcr_config() -> dict[str, Any]:
+    """Default options for this module's cassettes; override it in a conftest or module, like vcr_config."""
+    return {}
+
+
+def _options(request: pytest.FixtureRequest, config: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
+    merged: dict[str, Any] = dict(config)
+    name: str | None = None
+    marker = request.node.get_closest_marker("llmvcr")
+    if marker is not None:
+        if marker.args:
+            name = str(marker.args[0])
+        merged.update(marker.kwargs)
+        name = merged.pop("name", name)
+    mode = request.config.getoption("llmvcr_record_mode")
+    if mode is not None:
+        merged["record_mode"] = mode
+    return name, merged
+
+
+@pytest.fixture
+def llmvcr_cassette(request: pytest.FixtureRequest, llmvcr_config: dict[str, Any]) -> Iterator[Any]:
+    """The test's ``Cassette``, active for the whole test."""
+    name, options = _options(request, llmvcr_config)
+    context = CassetteContext(cassette_path(request.node, name), Options.build(**options))
+    with context as cassette:
+        yield cassette
+
+
+@pytest.fixture(autouse=True)
+def _llmvcr_marker(request: pytest.FixtureRequest) -> Iterator[None]:
+    stats: _Stats | None = request.config.stash.get(_STATS, None)
+    if stats is not None:
+        stats.current.test = request.node.nodeid
+    if request.node.get_closest_marker("llmvcr") is not None and "llmvcr_cassette" not in request.fixturenames:
+        request.getfixturevalue("llmvcr_cassette")
+    guard: _Guard | None = request.config.stash.get(_GUARD, None)
+    if guard is not None:
+        guard.test = request.node.nodeid
+        guard.watch_sdks()
+    yield
+
+
+# -- the network block ---------------------------------------------------------------------
+class _Guard:
+    """Refuses connections and LLM calls made outside a cassette that may record."""
+
+    def __init__(self, allowed: set[str]) -> None:
+        self.allowed = allowed
+        self.test = "(no test)"
+        self._original: Any = None
+
+    def allows_host(self, host: str) -> bool:
+        if host in self.allowed or host in _LOOPBACK_NAMES:
+            return True
+        try:
+            return ipaddress.ip_address(host.strip("[]")).is_loopback
+        except ValueError:
+            return False
+
+    def recording_here(self) -> bool:
+        session = current_session()
+        return session is not None and (session.can_record or session.options.on_divergence == "live")
+
+    def refuse(self, what: str) -> NetworkBlockedError:
+        return NetworkBlockedError(
+            f"{self.test}: {what} blocked by --llmvcr-block-network (on when CI is set). Replay it from a cassette "
+            f"(@pytest.mark.llmvcr), record it locally with --llmvcr-record-mode=once, or allow the host with "
+            f"--llmvcr-allowed-hosts"
+        )
+
+    def start(self) -> None:
+        from .providers import _http, install
+
+        guard = self
+        original = socket.socket.connect
+        self._original = original
+
+        def connect(sock: socket.socket, address: Any) -> Any:
+            host = address[0] if isinstance(address, tuple) else str(address)
+            if sock.family == getattr(socket, "AF_UNIX", None) or guard.allows_host(str(host)) or guard.recording_here():
+                return original(sock, address)
+            raise guard.refuse(f"a connection to {address!r}")
+
+        socket.socket.connect = connect  # type: ignore[method-assign]
+
+        def llm_call(request: Any, provider: Any) -> NetworkBlockedError | None:
+            if provider is None or guard.allows_host(request.url.host):
+                return None
+            return guard.refuse(f"the {provider.name} call {request.method} {request.url} outside a cassette")
+
+        _http.network_guard = llm_call
+        install()  # the send seam watches calls made outside any cassette too
+
+    def watch_sdks(self) -> None:
+        """Wrap the funnels of SDKs imported since the last test, so a blocked call surfaces at once."""
+        from .providers import registered
+
+        for provider in registered():
+            provider.install()
+
+    def stop(self) -> None:
+        from .providers import _http, uninstall
+
+        if self._original is not None:
+            socket.socket.connect = self._original  # type: ignore[method-assign]
+        _http.network_guard = None
+        uninstall()
+
+
+# -- the summary ---------------------------------------------------------------------------
+@dataclass
+class _TestStats:
+    test: str = ""
+    replayed: int = 0
+    recorded: int = 0
+    writes: int = 0
+    unplayed: int = 0
+    tokens: int = 0
+    dollars: float = 0.0
+
+
+@dataclass
+class _Stats:
+    per_test: dict[str, _TestStats] = field(default_factory=dict)
+    cassettes_written: set[str] = field(default_factory=set)
+    current: _TestStats = field(default_factory=_TestStats)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def on_session(self, session: Session, event: str) -> None:
+        if event != "exit":
+            return
+        from .usage import cost_of, tokens_of
+
+        with self.lock:
+            test = self.current.test or "(outside tests)"
+            row = self.per_test.setdefault(test, _TestStats(test))
+            row.replayed += session.replayed
+            row.recorded += session.recorded
+            row.writes += session.writes
+            row.unplayed += len(session.cassette.unplayed)
+            for entry in session.served:
+                row.tokens += sum(tokens_of(entry))
+                row.dollars += cost_of(entry) or 0.0
+            if session.writes:
+                self.cassettes_written.add(session.path)
+
+
+_STATS = pytest.StashKey[_Stats]()
+_GUARD = pytest.StashKey[_Guard]()
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    stats = config.stash.get(_STATS, None)
+    if stats is None or not stats.per_test:
+        return
+    rows = list(stats.per_test.values())
+    replayed = sum(r.replayed for r in rows)
+    recorded = sum(r.recorded for r in rows)
+    unplayed = sum(r.unplayed for r in rows)
+    tokens = sum(r.tokens for r in rows)
+    dollars = sum(r.dollars for r in rows)
+    line = (f"llmvcr: {replayed} LLM calls replayed, {recorded} recorded, {len(stats.cassettes_written)} cassettes "
+            f"written, {unplayed} unplayed entries; replay saved {tokens:,} tokens")
+    line += f" (${dollars:.4f} at list price)" if dollars else ""
+    terminalreporter.write_line(line)
+    if config.get_verbosity() > 0:
+        for r in rows:
+            if r.replayed or r.recorded or r.unplayed:
+                terminalreporter.write_line(
+                    f"  {r.test}: {r.replayed} replayed, {r.recorded} recorded, {r.unplayed} unplayed, {r.tokens:,} tokens"
+                )

@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 
 import llmvcr
+
+pytest_plugins = ["pytester"]
 from llm_server import LLMServer
 
 ANTHROPIC_SENTINEL = "sk-ant-api03-SENTINEL-anthropic-key-0123456789"

@@ -1,0 +1,180 @@
+"""The pytest plugin, exercised through real inner pytest sessions (pytester, in subprocesses)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import llmvcr
+from llmvcr.pytest_plugin import cassette_name
+
+HEADER = '''
+import os, anthropic, pytest, llmvcr
+URL = os.environ["LLM_URL"]
+
+def ask(text, client=None):
+    client = client or anthropic.Anthropic(api_key="sk-ant-inner-test-key-000", base_url=URL, max_retries=0)
+    return client.messages.create(model="claude-sonnet-4-5", max_tokens=16,
+                                  messages=[{"role": "user", "content": text}]).content[0].text
+'''
+
+
+@pytest.fixture
+def inner(pytester: pytest.Pytester, server: Any, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    monkeypatch.setenv("LLM_URL", server.url)
+    monkeypatch.delenv("CI", raising=False)
+    return pytester
+
+
+def run(p: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return p.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:recording", *args, timeout=120)
+
+
+def test_marker_records_then_replays_offline(inner: pytest.Pytester, server: Any) -> None:
+    inner.makepyfile(test_chat=HEADER + '''
+@pytest.mark.llmvcr
+def test_one():
+    assert ask("hello") == "Echo: hello"
+
+@pytest.mark.llmvcr(seed="bug-427")
+@pytest.mark.parametrize("word", ["a b", "c/d"])
+def test_param(word, llmvcr_cassette):
+    assert ask(word) == "Echo: " + word
+    assert llmvcr_cassette.seed == "bug-427"
+''')
+    first = run(inner)
+    first.assert_outcomes(passed=3)
+    assert (inner.path / "cassettes" / "test_chat" / "test_one.yaml").exists()
+    assert (inner.path / "cassettes" / "test_chat" / "test_param[a-b].yaml").exists()
+    assert (inner.path / "cassettes" / "test_chat" / "test_param[c-d].yaml").exists()
+    first.stdout.fnmatch_lines(["llmvcr: 0 LLM calls replayed, 3 recorded, 3 cassettes written*"])
+    before = server.request_count
+    second = run(inner, "--llmvcr-record-mode=none", "-v")
+    second.assert_outcomes(passed=3)
+    assert server.request_count == before
+    second.stdout.fnmatch_lines(["llmvcr: 3 LLM calls replayed, 0 recorded, 0 cassettes written, 0 unplayed entries;"
+                                 " replay saved * tokens ($0.0*", "*test_one: 1 replayed*"])
+
+
+def test_config_fixture_and_dir_flag(inner: pytest.Pytester, tmp_path: Path) -> None:
+    inner.makeconftest('''
+import pytest
+@pytest.fixture
+def llmvcr_config():
+    return {"mode": "sequential", "seed": "from-config"}
+''')
+    inner.makepyfile(test_cfg=HEADER + '''
+@pytest.mark.llmvcr("custom/name")
+def test_seq(llmvcr_cassette):
+    ask("volatile 1")
+    assert llmvcr_cassette.seed == "from-config"
+''')
+    target = tmp_path / "elsewhere"
+    run(inner, f"--llmvcr-dir={target}").assert_outcomes(passed=1)
+    assert (target / "custom" / "name.yaml").exists()
+    # sequential mode from the config fixture: different content replays
+    inner.makepyfile(test_cfg=HEADER + '''
+@pytest.mark.llmvcr("custom/name")
+def test_seq():
+    assert ask("volatile 2") == "Echo: volatile 1"
+''')
+    run(inner, f"--llmvcr-dir={target}", "--llmvcr-record-mode=none").assert_outcomes(passed=1)
+
+
+def test_missing_cassette_in_none_mode_fails_fast(inner: pytest.Pytester) -> None:
+    inner.makepyfile(test_none=HEADER + '''
+@pytest.mark.llmvcr
+def test_nothing_recorded():
+    ask("hello")
+''')
+    result = run(inner, "--llmvcr-record-mode=none")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*CassetteNotFoundError*record_mode='none'*"])
+
+
+def test_block_network_fails_at_once_naming_the_test(inner: pytest.Pytester) -> None:
+    inner.makepyfile(test_block=HEADER + '''
+import socket, time
+def test_llm_call_outside_cassette():
+    client = anthropic.Anthropic(api_key="sk-ant-x-000000000", base_url="http://api.example.test", max_retries=3)
+    start = time.monotonic()
+    with pytest.raises(llmvcr.NetworkBlockedError) as info:
+        ask("hi", client)
+    assert time.monotonic() - start < 1.0
+    assert "test_llm_call_outside_cassette" in str(info.value) and "anthropic call POST" in str(info.value)
+
+def test_socket_outside_cassette():
+    with pytest.raises(llmvcr.NetworkBlockedError, match="test_socket_outside_cassette"):
+        socket.create_connection(("192.0.2.1", 80), timeout=1)
+
+def test_loopback_is_allowed():
+    assert ask("local") == "Echo: local"
+''')
+    result = run(inner, "--llmvcr-block-network")
+    result.assert_outcomes(passed=3)
+
+
+def test_block_network_is_on_when_ci_is_set(inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CI", "true")
+    inner.makepyfile(test_ci='''
+import socket, pytest, llmvcr
+def test_blocked():
+    with pytest.raises(llmvcr.NetworkBlockedError):
+        socket.create_connection(("192.0.2.1", 80), timeout=1)
+''')
+    run(inner).assert_outcomes(passed=1)
+
+
+def test_xdist_workers_share_one_cassette_without_losing_entries(inner: pytest.Pytester, server: Any) -> None:
+    inner.makepyfile(test_many=HEADER + '''
+@pytest.mark.parametrize("i", range(24))
+def test_write(i):
+    with llmvcr.use_cassette(os.path.join(os.environ["SHARED_DIR"], "shared.yaml"), record_mode="new_episodes"):
+        assert ask(f"entry {i}") == f"Echo: entry {i}"
+''')
+    shared = inner.path / "shared"
+    os.environ["SHARED_DIR"] = str(shared)
+    try:
+        run(inner, "-n", "4").assert_outcomes(passed=24)
+    finally:
+        del os.environ["SHARED_DIR"]
+    cassette = llmvcr.load_cassette(shared / "shared.yaml")
+    texts = sorted(e.request.body["messages"][0]["content"] for e in cassette.entries)
+    assert texts == sorted(f"entry {i}" for i in range(24))  # none lost, none duplicated
+    assert not list(shared.glob(".llmvcr-tmp-*"))
+
+
+def test_beside_pytest_recording(inner: pytest.Pytester) -> None:
+    inner.makepyfile(test_both=HEADER + '''
+import httpx2
+@pytest.mark.vcr
+def test_vcr_plain_http():
+    # pytest-recording records non-LLM HTTP; llmvcr leaves it alone
+    assert httpx2.get(URL + "/health").status_code in (200, 404, 405, 501)
+
+@pytest.mark.llmvcr
+def test_llm():
+    assert ask("both") == "Echo: both"
+''')
+    result = inner.runpytest_subprocess("-p", "no:cacheprovider", "--record-mode=once", timeout=120)
+    result.assert_outcomes(passed=2)
+    assert (inner.path / "cassettes" / "test_both" / "test_llm.yaml").exists()
+    assert (inner.path / "cassettes" / "test_both" / "test_vcr_plain_http.yaml").exists()
+
+
+@pytest.mark.parametrize("nodeid, expected", [
+    ("tests/test_a.py::test_x", "test_a/test_x"),
+    ("tests/test_a.py::TestK::test_x", "test_a/TestK.test_x"),
+    ("tests/test_a.py::test_x[gpt-4o/a b]", "test_a/test_x[gpt-4o-a-b]"),
+])
+def test_cassette_names_are_sanitised(nodeid: str, expected: str) -> None:
+    class Node:
+        path = Path(nodeid.split("::")[0])
+        name = nodeid.split("::")[-1]
+
+    node: Any = Node()
+    node.nodeid = nodeid
+    assert cassette_name(node) == expected
