@@ -1,0 +1,178 @@
+"""Loading is safe and strict; writing is atomic and loses nothing."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import llmvcr
+from llmvcr.storage import parse_document, cassette_from_document, validate
+
+ROOT = Path(__file__).resolve().parent.parent
+GOOD = (ROOT / "cassettes" / "demo-anthropic.yaml").read_bytes()
+
+
+def load_bytes(tmp_path: Path, data: bytes, name: str = "c.yaml") -> llmvcr.Cassette:
+    path = tmp_path / name
+    path.write_bytes(data)
+    cassette = llmvcr.load_cassette(path)
+    validate(cassette)
+    return cassette
+
+
+def test_python_tags_are_refused(tmp_path: Path) -> None:
+    evil = b"version: 1\nentries: !!python/object/apply:os.system ['echo pwned']\n"
+    with pytest.raises(llmvcr.CassetteFormatError, match="unsafe or unknown YAML tag"):
+        load_bytes(tmp_path, evil)
+
+
+def test_truncated_cassette_names_file_and_line(tmp_path: Path) -> None:
+    cut = GOOD[: len(GOOD) // 2].rsplit(b"\n", 1)[0] + b"\n  - request: {method: [\n"
+    with pytest.raises(llmvcr.CassetteFormatError) as info:
+        load_bytes(tmp_path, cut)
+    assert "c.yaml" in str(info.value) and "line" in str(info.value)
+
+
+def test_hand_broken_entry_names_entry_and_field(tmp_path: Path) -> None:
+    document = yaml.safe_load(GOOD)
+    document["entries"][1]["response"]["status"] = "two hundred"
+    with pytest.raises(llmvcr.CassetteFormatError) as info:
+        load_bytes(tmp_path, yaml.safe_dump(document).encode())
+    assert info.value.entry == 1 and info.value.field == "response.status"
+    assert "entry 1, field 'response.status'" in str(info.value)
+
+
+def test_newer_version_says_what_to_do(tmp_path: Path) -> None:
+    with pytest.raises(llmvcr.CassetteFormatError, match="newer than this llmvcr reads.*upgrade llmvcr"):
+        load_bytes(tmp_path, b"version: 7\nentries: []\n")
+    with pytest.raises(llmvcr.CassetteFormatError, match="not an llmvcr cassette"):
+        load_bytes(tmp_path, b"interactions: []\n")
+
+
+def test_corrupt_cassette_is_an_error_never_overwritten(tmp_path: Path, anthropic_client: Any) -> None:
+    path = tmp_path / "broken.json"
+    path.write_bytes(b'{"version": 1, "entries": [')
+    with pytest.raises(llmvcr.CassetteFormatError, match="not valid JSON"):
+        with llmvcr.recording(path):
+            anthropic_client.messages.create(model="claude-test", max_tokens=8,
+                                             messages=[{"role": "user", "content": "hi"}])
+    assert path.read_bytes() == b'{"version": 1, "entries": ['
+
+
+def test_json_and_yaml_hold_the_same_tree(tmp_path: Path) -> None:
+    cassette = load_bytes(tmp_path, GOOD)
+    llmvcr.save_cassette(tmp_path / "same.json", cassette)
+    again = llmvcr.load_cassette(tmp_path / "same.json")
+    assert [e for e in again.entries] == [e for e in cassette.entries]
+    assert again.seed == cassette.seed
+
+
+def test_new_episodes_keeps_existing_text_byte_for_byte(tmp_path: Path, anthropic_client: Any) -> None:
+    path = tmp_path / "stable.yaml"
+    with llmvcr.recording(path):
+        anthropic_client.messages.create(model="claude-test", max_tokens=8, messages=[{"role": "user", "content": "a\nb"}])
+    before = path.read_bytes()
+    with llmvcr.recording(path, record_mode="new_episodes"):
+        anthropic_client.messages.create(model="claude-test", max_tokens=8, messages=[{"role": "user", "content": "c"}])
+    after = path.read_bytes()
+    assert after.startswith(before) and len(after) > len(before)
+    assert b"|-\n" in before or b"|\n" in before  # multi-line text as a block scalar
+
+
+CRASHER = textwrap.dedent('''
+    import os, sys, time, anthropic, llmvcr
+    client = anthropic.Anthropic(api_key="sk-ant-crash-test-0000", base_url=os.environ["LLM_URL"], max_retries=0)
+    with llmvcr.recording(sys.argv[1]):
+        for i in range(1000):
+            client.messages.create(model="claude-test", max_tokens=8, messages=[{"role": "user", "content": f"n{i}"}])
+            print(i, flush=True)
+            if i >= 4:
+                time.sleep(0.05)
+''')
+
+
+@pytest.mark.parametrize("how", ["sigterm", "sigkill", "keyboardinterrupt"])
+def test_killed_recording_keeps_every_entry(tmp_path: Path, server: Any, how: str) -> None:
+    script = tmp_path / "crash.py"
+    script.write_text(CRASHER)
+    path = tmp_path / "crash.yaml"
+    env = {**os.environ, "LLM_URL": server.url}
+    proc = subprocess.Popen([sys.executable, str(script), str(path)], stdout=subprocess.PIPE, env=env, text=True)
+    assert proc.stdout is not None
+    done = -1
+    while done < 6:
+        line = proc.stdout.readline()
+        assert line, "recorder died early"
+        done = int(line.split()[0])
+    proc.send_signal({"sigterm": signal.SIGTERM, "sigkill": signal.SIGKILL,
+                      "keyboardinterrupt": signal.SIGINT}[how])
+    proc.wait(timeout=30)
+    cassette = llmvcr.load_cassette(path)
+    validate(cassette)
+    texts = [e.request.body["messages"][0]["content"] for e in cassette.entries]
+    assert texts[: done + 1] == [f"n{i}" for i in range(done + 1)]  # nothing printed as done was lost
+    assert len(texts) in (done + 1, done + 2)
+    assert not list(tmp_path.glob(".llmvcr-tmp-*"))
+
+
+# -- fuzzing: the loader either loads or raises CassetteFormatError, never anything else ------
+def _check(data: bytes, name: str) -> None:
+    try:
+        cassette = cassette_from_document(parse_document(data, name), name)
+        validate(cassette)
+    except llmvcr.CassetteFormatError:
+        pass
+
+
+json_trees = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(
+        st.sampled_from(["version", "entries", "request", "response", "request_hash", "method", "path", "status",
+                         "body", "stream", "data", "headers", "query", "seed", "x"]), children, max_size=5),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.binary(max_size=300))
+def test_fuzz_random_bytes(data: bytes) -> None:
+    _check(data, "fuzz.yaml")
+    _check(data, "fuzz.json")
+
+
+@settings(max_examples=300, deadline=None)
+@given(json_trees)
+def test_fuzz_random_trees(tree: Any) -> None:
+    document = {"version": 1, "entries": tree} if not isinstance(tree, dict) else tree
+    _check(orjson.dumps(document), "fuzz.json")
+    _check(yaml.safe_dump(document).encode(), "fuzz.yaml")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_fuzz_mutated_real_cassette(data: st.DataObject) -> None:
+    raw = bytearray(GOOD)
+    for _ in range(data.draw(st.integers(1, 6))):
+        op = data.draw(st.sampled_from(["flip", "cut", "dup"]))
+        i = data.draw(st.integers(0, len(raw) - 1))
+        if op == "flip":
+            raw[i] = data.draw(st.integers(0, 255))
+        elif op == "cut":
+            del raw[i: i + data.draw(st.integers(1, 40))]
+        else:
+            raw[i:i] = raw[i: i + data.draw(st.integers(1, 40))]
+        if not raw:
+            raw = bytearray(b"x")
+    _check(bytes(raw), "fuzz.yaml")
