@@ -13,7 +13,9 @@ import inspect
 import os
 import platform
 import re
+import signal
 import threading
+import time
 import warnings
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, TypeVar
@@ -169,6 +171,9 @@ class Session:
         self._fresh_file = False
         self._replace_on_write = False
         self._own_index: dict[str, list[int]] | None = None
+        self._pending: list[Entry] = []
+        self._next_flush = 0.0
+        self._previous_sigterm: Any = None
         self.cassette = cassette if cassette is not None else self._load()
         if options.seed is not None:
             self.cassette.seed = options.seed
@@ -199,12 +204,36 @@ class Session:
             _active.append(self)
         for listener in list(_listeners):
             listener(self, "enter")
+        self._catch_sigterm()
         return self.cassette
+
+    def _catch_sigterm(self) -> None:
+        """While recording, SIGTERM first writes what was recorded, then does what it would have done."""
+        if threading.current_thread() is not threading.main_thread():
+            return
+        previous = signal.getsignal(signal.SIGTERM)
+        if previous is not signal.SIG_DFL:
+            return
+
+        def on_sigterm(signum: int, frame: Any) -> None:
+            self.flush()
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+
+        signal.signal(signal.SIGTERM, on_sigterm)
+        self._previous_sigterm = previous
+
+    def _restore_sigterm(self) -> None:
+        if self._previous_sigterm is not None and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, self._previous_sigterm)
+            self._previous_sigterm = None
 
     def __exit__(self, *exc: Any) -> None:
         from .providers import uninstall
 
         self.open = False
+        self._restore_sigterm()
+        self.flush()
         if self._token is not None:
             try:
                 _current.reset(self._token)
@@ -228,6 +257,27 @@ class Session:
     @property
     def can_record(self) -> bool:
         return self._live or self._fresh_file or self.record_mode in ("new_episodes", "all")
+
+    def flush(self) -> None:
+        """Write entries recorded but not yet on disk."""
+        with self._lock:
+            self._flush_locked()
+
+    def _flush_locked(self) -> None:
+        # Each new entry reaches disk at once unless writing is slow next to the calls: the time
+        # spent writing is held to about a tenth of the time spent recording.
+        if not self._pending or not (self.persist and self.path):
+            self._pending.clear()
+            return
+        started = time.monotonic()
+        if not self.cassette.recorded_with:
+            self.cassette.recorded_with = recorded_with()
+        append_entries(self.path, self.cassette, self._pending, replace=self._replace_on_write)
+        self._replace_on_write = False
+        self._pending = []
+        self.writes += 1
+        now = time.monotonic()
+        self._next_flush = now + 9 * (now - started)
 
     def _index(self) -> dict[str, list[int]]:
         fingerprinter = self.options.fingerprinter
@@ -332,12 +382,9 @@ class Session:
                 h = self.options.fingerprinter.request_hash(entry.request.normalised())
                 self._own_index.setdefault(h, []).append(position)
             self.recorded += 1
-            if self.persist and self.path:
-                if not self.cassette.recorded_with:
-                    self.cassette.recorded_with = recorded_with()
-                append_entries(self.path, self.cassette, [entry], replace=self._replace_on_write)
-                self._replace_on_write = False
-                self.writes += 1
+            self._pending.append(entry)
+            if time.monotonic() >= self._next_flush:
+                self._flush_locked()
         return entry
 
 

@@ -352,6 +352,11 @@ def _replay_stream(module: Any, response: Response, speed: float | None, is_asyn
             yield wait, chunk
 
     def fail() -> BaseException:
+        # "RemoteProtocolError: peer closed ..." -> the HTTP library's own exception class again
+        name, _, message = (failure or "").partition(": ")
+        cls = getattr(module, name, None)
+        if isinstance(cls, type) and issubclass(cls, Exception) and message:
+            return cls(message)
         return module.RemoteProtocolError(failure or "stream ended")
 
     if not is_async:
@@ -411,8 +416,10 @@ def _owner(request: Any) -> HttpProvider | None:
     return None
 
 
-def _prepare(args: Any, kwargs: Any) -> tuple[Any, Any, HttpProvider, Request, Any] | None:
-    from ..session import current_session
+def _prepare(module: Any, args: Any, kwargs: Any) -> tuple[Any, Any, HttpProvider, Request, Any] | None:
+    from .. import faults
+    from ..cassette import Entry
+    from ..session import Decision, current_session
 
     session = current_session()
     request = args[0] if args else kwargs["request"]
@@ -428,6 +435,13 @@ def _prepare(args: Any, kwargs: Any) -> tuple[Any, Any, HttpProvider, Request, A
     if provider is None:
         return None
     record = provider.request_record(request, session.redactor)
+    fault = faults.take(provider.name)
+    if fault is not None:
+        if fault.kind == "timeout":
+            raise module.ReadTimeout(fault.message, request=request)
+        if fault.kind == "connection":
+            raise module.ConnectError(fault.message, request=request)
+        return session, request, provider, record, Decision(Entry(provider.name, record, fault.response(provider.name), ""), False, "")
     try:
         decision = session.decide(provider.name, record)
     except LLMVCRError as err:
@@ -443,7 +457,7 @@ def _record_headers(session: Any, response: Any) -> dict[str, str]:
 
 def _make_wrappers(module: Any) -> tuple[Callable[..., Any], Callable[..., Any]]:
     def sync_send(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-        prepared = _prepare(args, kwargs)
+        prepared = _prepare(module, args, kwargs)
         if prepared is None:
             return wrapped(*args, **kwargs)
         session, request, provider, record, decision = prepared
@@ -468,7 +482,7 @@ def _make_wrappers(module: Any) -> tuple[Callable[..., Any], Callable[..., Any]]
 
     def async_send(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         async def run() -> Any:
-            prepared = _prepare(args, kwargs)
+            prepared = _prepare(module, args, kwargs)
             if prepared is None:
                 return await wrapped(*args, **kwargs)
             session, request, provider, record, decision = prepared
