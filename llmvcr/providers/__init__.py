@@ -45,8 +45,7 @@ def register_provider(provider: Provider | str) -> Provider:
     >>> llmvcr.register_provider(StainlessProvider("groq", package="groq", client_names=("Groq",)))
     """
     if isinstance(provider, str):
-        module_name, _, attr = provider.partition(":")
-        provider = getattr(importlib.import_module(module_name), attr or "provider")
+        provider = _from_path(provider)
     if not isinstance(provider, Provider):
         raise ValueError(f"{provider!r} is not a provider: it needs name, sdk_version(), install(), uninstall()")
     with _lock:
@@ -57,6 +56,22 @@ def register_provider(provider: Provider | str) -> Provider:
                 old.uninstall()
             provider.install()
     return provider
+
+
+def _from_path(path: str) -> Provider:
+    """``"stainless:groq"`` (or ``"stainless:cerebras.cloud.sdk:Cerebras"``) builds the shared Stainless
+    adapter for that package; ``"pkg.mod:attr"`` names a provider object."""
+    kind, _, rest = path.partition(":")
+    if kind == "stainless" and rest:
+        package, _, client = rest.partition(":")
+        client_name = client or package.split(".")[0].capitalize()
+        return StainlessProvider(package.split(".")[0], package=package, client_names=(client_name,))
+    module_name, _, attr = path.partition(":")
+    try:
+        value: Provider = getattr(importlib.import_module(module_name), attr or "provider")
+    except (ImportError, AttributeError) as err:
+        raise ValueError(f"register_provider({path!r}): {err}; use 'stainless:<package>' or 'pkg.mod:attr'") from None
+    return value
 
 
 def unregister_provider(name: str) -> None:

@@ -1,0 +1,309 @@
+"""regista traces: JSONL session logs that ``regista.replay()`` re-runs for $0.
+
+``to_regista_trace`` writes one session from a cassette: ``session.start``, then per model call an
+``llm.request`` (the neutral request and regista's ``request_hash``) and an ``llm.response``, the
+``tool.call`` / ``permission.decision`` / ``tool.result`` events between turns (tool results are read
+from the next request), and ``session.end``. ``from_regista_trace`` reads a trace back into a
+cassette whose entries are the wire calls regista's own Anthropic or OpenAI provider makes.
+
+>>> llmvcr.to_regista_trace(llmvcr.load_cassette("cassettes/agent.yaml"), "trace.jsonl")
+>>> result = await regista.replay("trace.jsonl")     # strict: every request hash-verified
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+import warnings
+from datetime import datetime, timezone
+from typing import Any
+
+from ..cassette import Cassette, Entry, Request, Response
+from ..errors import CassetteFormatError
+from ..matching import default_request_hash
+from ..storage import LLMVCR_VERSION, load_cassette
+from ..usage import cost_of
+from . import (
+    FINAL_STOP_REASONS,
+    JSON,
+    Call,
+    ConversionWarning,
+    anthropic_body,
+    anthropic_events,
+    anthropic_wire,
+    chat_body,
+    chat_events,
+    digest,
+    openai_wire,
+    read_call,
+    text_block,
+    usage,
+)
+
+SCHEMA_VERSION = 1
+EVENT_TYPES = frozenset({"session.start", "llm.request", "llm.response", "tool.call", "permission.decision",
+                         "tool.result", "context.compaction", "error", "session.end"})
+DEFAULT_CONTEXT = {"max_input_tokens": None, "keep_recent_messages": 4, "summary_max_tokens": 2048}
+_CROCKFORD32 = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+
+def canonical_hash(payload: Any) -> str:
+    """regista's ``request_hash``: SHA-256 hex of its canonical JSON (sorted keys, compact, raw UTF-8)."""
+    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def new_ulid() -> str:
+    """A 26-character ULID (48-bit millisecond time + 80 random bits), as regista names sessions."""
+    value = ((int(time.time() * 1000) & ((1 << 48) - 1)) << 80) | int.from_bytes(os.urandom(10), "big")
+    return "".join(_CROCKFORD32[(value >> (5 * i)) & 31] for i in range(25, -1, -1))
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _cassette(source: Cassette | str | os.PathLike[str]) -> Cassette:
+    return source if isinstance(source, Cassette) else load_cassette(source)
+
+
+# -- cassette -> trace ----------------------------------------------------------------------------
+def _tool_results(call: Call | None) -> dict[str, JSON]:
+    """Every tool_result block the (next) request carries, by tool_use_id."""
+    if call is None:
+        return {}
+    return {b["tool_use_id"]: b for m in call.request["messages"] for b in m["content"] if b["type"] == "tool_result"}
+
+
+def _provider(call: Call) -> str:
+    return "openai_compat" if call.api.startswith("openai") else "anthropic"
+
+
+def _plan(calls: list[Call]) -> tuple[list[JSON], list[str]]:
+    """The event payloads of one session, and every reason regista's loop would not have produced it."""
+    reasons: list[str] = []
+    first = calls[0].request if calls else None
+    messages = first["messages"] if first else []
+    task = ""
+    if messages and messages[0]["role"] == "user":
+        task = "".join(b.get("text", "") for b in messages[0]["content"] if b["type"] == "text")
+    if first is not None and messages != [{"role": "user", "content": [text_block(task)]}]:
+        reasons.append(f"{calls[0].label} starts with {len(messages)} message(s), not the task alone "
+                       "(regista's first request is one user text message)")
+    apis = {_provider(c) for c in calls}
+    if len(apis) > 1:
+        reasons.append("the cassette mixes Anthropic and OpenAI calls")
+    events: list[JSON] = [{
+        "type": "session.start", "task": task, "instructions": first["system"] if first else "",
+        "model": first["model"] if first else "", "provider": _provider(calls[0]) if calls else "anthropic",
+        "tool_schemas": first["tools"] if first else [], "policy": "allow_all", "context": dict(DEFAULT_CONTEXT),
+        "regista_version": f"llmvcr-{LLMVCR_VERSION}", "replay_of": None, "skills": [], "parent_session_id": None,
+    }]
+    total = usage()
+    cost = 0.0
+    wall = 0
+    turn = 0
+    output = ""
+    stop = "completed"
+    expected: list[JSON] | None = messages
+    for k, call in enumerate(calls):
+        after = calls[k + 1] if k + 1 < len(calls) else None
+        if call.response is None and after is not None and after.request == call.request:
+            # The SDK's retry of a failed call: regista's providers retry inside one traced call.
+            events.append({"type": "error", "phase": "llm.request", "error_type": "ProviderError",
+                           "message": call.error or "", "retried": True})
+            continue
+        turn += 1
+        request = call.request
+        if expected is not None and request["messages"] != expected:
+            reasons.append(f"{call.label} does not continue the conversation of the call before it")
+        assert first is not None
+        for key in ("model", "system", "tools", "max_tokens", "params"):
+            if request[key] != first[key]:
+                reasons.append(f"{call.label} changes {key!r} (regista keeps the first request's for the session)")
+        events.append({"type": "llm.request", "turn": turn, "request": request, "request_hash": canonical_hash(request)})
+        if call.response is None:
+            events.append({"type": "error", "phase": "llm.request", "error_type": "ProviderError",
+                           "message": call.error or "", "retried": False})
+            stop = "error"
+            if after is not None:
+                reasons.append(f"{call.label} failed and the cassette goes on (regista ends a session at an error)")
+            expected = None
+            continue
+        response = call.response
+        turn_cost = cost_of(call.entry)
+        events.append({"type": "llm.response", "turn": turn, "response": response, "usage": response["usage"],
+                       "cost_usd": turn_cost, "latency_ms": call.latency_ms, "replayed": False})
+        total = usage(*(total[key] + response["usage"][key] for key in total))
+        cost += turn_cost or 0.0
+        wall += call.latency_ms
+        text = "".join(b["text"] for b in response["message"]["content"] if b["type"] == "text")
+        output = text or output
+        expected = request["messages"] + [response["message"]]
+        stop = "completed"
+        if response["stop_reason"] == "tool_use":
+            uses = [b for b in response["message"]["content"] if b["type"] == "tool_use"]
+            found = _tool_results(after)
+            for block in uses:
+                events.append({"type": "tool.call", "tool_use_id": block["id"], "name": block["name"],
+                               "input": block["input"]})
+                events.append({"type": "permission.decision", "tool_use_id": block["id"], "decision": "allow",
+                               "resolution": None, "policy": "allow_all", "reason": ""})
+            for block in uses:
+                if block["id"] in found:
+                    result = found[block["id"]]
+                    events.append({"type": "tool.result", "tool_use_id": block["id"], "content": result["content"],
+                                   "is_error": result["is_error"], "duration_ms": 0})
+            if after is None:
+                stop = "max_turns"  # regista stops before the next request when the turns run out
+            elif all(b["id"] in found for b in uses):
+                expected.append({"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": b["id"], "content": found[b["id"]]["content"],
+                     "is_error": found[b["id"]]["is_error"]} for b in uses]})
+            else:
+                reasons.append(f"{after.label} does not carry a result for every tool call of {call.label}")
+        elif response["stop_reason"] in FINAL_STOP_REASONS and after is not None:
+            reasons.append(f"{after.label} follows a final answer ({response['stop_reason']!r}); "
+                           "regista ends the session there")
+    events.append({"type": "session.end", "stop_reason": stop, "turns": turn, "usage": total, "cost_usd": cost,
+                   "wall_time_ms": wall, "final_output": output})
+    return events, reasons
+
+
+def to_regista_trace(cassette: Cassette | str | os.PathLike[str], path: str | os.PathLike[str], *,
+                     session_id: str | None = None) -> str:
+    """Write ``cassette`` as a regista JSONL trace at ``path`` (a folder gets ``<session_id>.jsonl``).
+
+    Anthropic and OpenAI calls (Chat Completions and Responses, streamed or not) become
+    provider-neutral ``llm.request`` / ``llm.response`` pairs; other entries (embeddings, token
+    counts) are left out. When the calls are not one agent conversation as regista's loop makes it
+    (task first, each request the previous one plus the answer and its tool results), the trace is
+    still valid for regista's loaders and a :class:`~llmvcr.convert.ConversionWarning` says why a
+    strict ``regista.replay()`` will diverge. Returns the path written.
+    """
+    cassette = _cassette(cassette)
+    calls: list[Call] = []
+    left_out: list[str] = []
+    for position, entry in enumerate(cassette.entries):
+        call = read_call(entry, position)
+        if call is None:
+            left_out.append(f"entry {position} ({entry.provider} {entry.request.method} {entry.request.path}) "
+                            "is not a model call; left out")
+        else:
+            calls.append(call)
+            left_out.extend(f"entry {position}: {note}" for note in call.notes)
+    events, reasons = _plan(calls)
+    if not calls:
+        reasons.append("the cassette holds no model calls")
+    session_id = session_id or new_ulid()
+    target = os.fspath(path)
+    if os.path.isdir(target):
+        target = os.path.join(target, f"{session_id}.jsonl")
+    lines = []
+    for seq, payload in enumerate(events):
+        envelope = {"schema_version": SCHEMA_VERSION, "session_id": session_id, "seq": seq, "ts": _now()}
+        lines.append(json.dumps({**envelope, **payload}, separators=(",", ":"), ensure_ascii=False))
+    directory = os.path.dirname(os.path.abspath(target))
+    os.makedirs(directory, exist_ok=True)
+    with open(target, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+    source = cassette.path or "the cassette"
+    if reasons:
+        warnings.warn(f"{source} is not one regista conversation, so a strict regista.replay() of {target} will "
+                      f"diverge (use mode='warn' to step through it): " + "; ".join(dict.fromkeys(reasons)),
+                      ConversionWarning, stacklevel=2)
+    if left_out:
+        warnings.warn(f"{source} -> {target}: " + "; ".join(left_out), ConversionWarning, stacklevel=2)
+    return target
+
+
+# -- trace -> cassette ----------------------------------------------------------------------------
+def read_trace(path: str | os.PathLike[str]) -> list[JSON]:
+    """The events of a regista trace, checked the way ``regista.trace.Trace.load`` checks them."""
+    path = os.fspath(path)
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except FileNotFoundError:
+        raise CassetteFormatError(path, "no such regista trace") from None
+    except UnicodeDecodeError as err:
+        raise CassetteFormatError(path, f"not UTF-8 text ({err})") from None
+    events: list[JSON] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            event = json.loads(line)
+        except ValueError as err:
+            raise CassetteFormatError(path, f"line {number} is not JSON ({err}); is this a regista trace?") from None
+        if not isinstance(event, dict) or event.get("type") not in EVENT_TYPES:
+            raise CassetteFormatError(path, f"line {number}: not a regista event (type {event.get('type')!r})"
+                                      if isinstance(event, dict) else f"line {number}: not a regista event")
+        if int(event.get("schema_version", SCHEMA_VERSION)) > SCHEMA_VERSION:
+            raise CassetteFormatError(path, f"line {number}: trace schema v{event['schema_version']} is newer "
+                                      f"than llmvcr reads (v{SCHEMA_VERSION})")
+        events.append(event)
+    if not events or events[0]["type"] != "session.start":
+        raise CassetteFormatError(path, "a regista trace begins with a session.start event")
+    return events
+
+
+def _entry(provider: str, request: JSON, response: JSON, stream: bool) -> Entry:
+    if provider == "openai":
+        body = openai_wire(request)
+        path = "/v1/chat/completions"
+        reply = chat_body(response, str(response.get("request_id") or "chatcmpl-" + digest(request, response)))
+        headers = {"content-type": "application/json"}
+    else:
+        body = anthropic_wire(request)
+        path = "/v1/messages"
+        reply = anthropic_body(response, "msg_" + digest(request, response))
+        headers = {"content-type": "application/json"}
+        if response.get("request_id"):
+            headers["request-id"] = str(response["request_id"])
+    if stream:
+        body["stream"] = True
+        if provider == "openai":
+            body["stream_options"] = {"include_usage": True}
+        events = chat_events(reply) if provider == "openai" else anthropic_events(reply)
+        recorded = Response(200, {**headers, "content-type": "text/event-stream"}, stream=events)
+    else:
+        recorded = Response(200, headers, body=reply)
+    record = Request("POST", path, body=body)
+    return Entry(provider, record, recorded, default_request_hash(record.normalised()))
+
+
+def from_regista_trace(path: str | os.PathLike[str], *, provider: str | None = None, stream: bool = False) -> Cassette:
+    """Read a regista trace into a cassette of the calls regista's provider made, one entry per LLM call.
+
+    Each request is the body regista's ``AnthropicProvider`` (or, for ``openai_compat`` traces or
+    ``provider="openai"``, its ``OpenAICompatProvider``) sends; each response is synthesised from
+    the recorded neutral response (text, thinking, tool calls, stop reason, usage, model,
+    request id), as a JSON body or, with ``stream=True``, as the event stream of a streamed call.
+    Latency, cost and tool events stay in the trace; the cassette's metadata names the session.
+    """
+    events = read_trace(path)
+    start = events[0]
+    if provider is None:
+        provider = "openai" if start.get("provider") == "openai_compat" else "anthropic"
+    if provider not in ("anthropic", "openai"):
+        raise ValueError(f"provider must be 'anthropic' or 'openai', not {provider!r}")
+    requests = [e for e in events if e["type"] == "llm.request"]
+    responses = [e for e in events if e["type"] == "llm.response"]
+    cassette = Cassette(
+        recorded_with={"llmvcr": LLMVCR_VERSION, "regista": str(start.get("regista_version", ""))},
+        metadata={"regista": {k: start.get(k) for k in ("session_id", "task", "model", "provider", "replay_of")}},
+    )
+    for request_event, response_event in zip(requests, responses):
+        request, response = request_event.get("request"), response_event.get("response")
+        if not isinstance(request, dict) or not isinstance(response, dict) or "message" not in response:
+            raise CassetteFormatError(os.fspath(path), f"seq {request_event.get('seq')}: an llm.request/llm.response "
+                                      "pair without a request or a response message")
+        request = {"system": None, "tools": [], "max_tokens": 8192, "params": {}, **request}
+        cassette.append(_entry(provider, request, response, stream))
+    if len(requests) > len(responses):
+        warnings.warn(f"{os.fspath(path)}: the last llm.request has no response (the session ended in an error "
+                      "or crashed); left out", ConversionWarning, stacklevel=2)
+    return cassette

@@ -1,0 +1,48 @@
+"""A stand-in for a user's own non-HTTP SDK, for the generic function recorder's tests."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from typing import AsyncIterator, Iterator
+
+import pydantic
+
+CALLS: list[str] = []
+
+
+class Reply(pydantic.BaseModel):
+    text: str
+    tokens: int
+
+
+@dataclasses.dataclass
+class Point:
+    x: int
+    y: int
+
+
+class Gateway:
+    def complete(self, prompt: str) -> Reply:
+        CALLS.append(prompt)
+        return Reply(text=f"reply to {prompt} #{len(CALLS)}", tokens=len(prompt))
+
+    async def acomplete(self, prompt: str) -> Point:
+        CALLS.append(prompt)
+        await asyncio.sleep(0)
+        return Point(len(prompt), len(CALLS))
+
+    def words(self, prompt: str) -> Iterator[str]:
+        CALLS.append(prompt)
+        yield from prompt.split()
+
+    def broken(self, prompt: str) -> str:
+        CALLS.append(prompt)
+        raise ValueError(f"bad prompt {prompt!r}")
+
+
+async def stream_tokens(prompt: str) -> AsyncIterator[dict[str, str]]:
+    CALLS.append(prompt)
+    for word in prompt.split():
+        await asyncio.sleep(0)
+        yield {"token": word}
