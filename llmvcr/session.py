@@ -25,7 +25,7 @@ from .diff import DiffRow, format_rows, structural_diff
 from .errors import CassetteNotFoundError, ReplayDivergence, ReplayDivergenceWarning
 from .matching import DEFAULT_MATCH_ON, Fingerprinter, MatcherSpec, Placeholder, default_request_hash
 from .redact import Redactor, compile_redactions
-from .storage import LLMVCR_VERSION, append_entries, format_of, load_cassette
+from .storage import LLMVCR_VERSION, CassetteWriter, load_cassette
 
 RECORD_MODES = ("once", "new_episodes", "none", "all")
 MATCH_MODES = ("strict", "sequential", "loose")
@@ -173,6 +173,8 @@ class Session:
         self._own_index: dict[str, list[int]] | None = None
         self._pending: list[Entry] = []
         self._next_flush = 0.0
+        self._flush_timer: threading.Timer | None = None
+        self._writer: CassetteWriter | None = None
         self._previous_sigterm: Any = None
         self.cassette = cassette if cassette is not None else self._load()
         if options.seed is not None:
@@ -264,20 +266,34 @@ class Session:
             self._flush_locked()
 
     def _flush_locked(self) -> None:
-        # Each new entry reaches disk at once unless writing is slow next to the calls: the time
-        # spent writing is held to about a tenth of the time spent recording.
+        if self._flush_timer is not None:
+            self._flush_timer.cancel()
+            self._flush_timer = None
         if not self._pending or not (self.persist and self.path):
             self._pending.clear()
             return
         started = time.monotonic()
         if not self.cassette.recorded_with:
             self.cassette.recorded_with = recorded_with()
-        append_entries(self.path, self.cassette, self._pending, replace=self._replace_on_write)
-        self._replace_on_write = False
+        if self._writer is None:
+            self._writer = CassetteWriter(self.path, replace=self._replace_on_write)
+        self._writer.append(self.cassette, self._pending)
         self._pending = []
         self.writes += 1
         now = time.monotonic()
         self._next_flush = now + 9 * (now - started)
+
+    def _flush_soon(self) -> None:
+        # Each new entry reaches disk at once unless writing is slow next to the calls: then the
+        # time spent writing is held to about a tenth of the time spent recording, and a timer
+        # writes what is waiting when no further call comes.
+        if time.monotonic() >= self._next_flush:
+            self._flush_locked()
+        elif self._flush_timer is None:
+            timer = threading.Timer(max(0.0, self._next_flush - time.monotonic()), self.flush)
+            timer.daemon = True
+            self._flush_timer = timer
+            timer.start()
 
     def _index(self) -> dict[str, list[int]]:
         fingerprinter = self.options.fingerprinter
@@ -383,8 +399,7 @@ class Session:
                 self._own_index.setdefault(h, []).append(position)
             self.recorded += 1
             self._pending.append(entry)
-            if time.monotonic() >= self._next_flush:
-                self._flush_locked()
+            self._flush_soon()
         return entry
 
 

@@ -24,7 +24,8 @@ LLMVCR_VERSION = "0.1.0"
 
 
 class _Dumper(_YamlDumperBase):  # type: ignore[misc]
-    pass
+    def ignore_aliases(self, data: Any) -> bool:
+        return True  # a value shared by two entries is written out twice, never as &id001/*id001
 
 
 def _represent_str(dumper: Any, value: str) -> Any:
@@ -235,7 +236,8 @@ def document_of(cassette: Cassette) -> dict[str, Any]:
     return document
 
 
-def dump_document(document: dict[str, Any], fmt: str) -> bytes:
+def dump_document(document: Any, fmt: str) -> bytes:
+    """Serialise a document (or, for a cassette writer, a list of entry mappings) as JSON or YAML."""
     if fmt == "json":
         return orjson.dumps(document, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
     text: str = yaml.dump(
@@ -293,20 +295,55 @@ def save_cassette(path: str | os.PathLike[str], cassette: Cassette) -> None:
         atomic_write(path, data)
 
 
-def append_entries(path: str, cassette: Cassette, new: list[Entry], *, replace: bool) -> None:
-    """Add ``new`` to the file on disk under the lock, keeping what other writers put there.
+class CassetteWriter:
+    """Adds recorded entries to one cassette file; every write is atomic and under the file lock.
 
-    With ``replace`` the file's previous entries are discarded (``record_mode="all"``'s first write).
+    It keeps the text it last wrote. While the file on disk is still that text (same inode, size
+    and modification time), only the new entries are serialised and joined to it, so a write costs
+    the new entries and one file write rather than a parse and dump of the whole cassette. When
+    another process (an xdist worker) changed the file meanwhile, the file is read and merged again.
     """
-    fmt = format_of(path)
-    with file_lock(path):
+
+    def __init__(self, path: str, *, replace: bool = False) -> None:
+        self.path = path
+        self.fmt = format_of(path)
+        self._replace = replace  # record_mode="all": the first write discards the file's entries
+        self._stamp: tuple[int, int, int] | None = None
+        self._mappings: list[Any] = []  # JSON: the entries on disk, dumped whole (orjson is fast)
+        self._entries_text = b""  # YAML: the text of the entries on disk, "- provider: ..." items
+
+    def append(self, cassette: Cassette, new: list[Entry]) -> None:
+        """Write ``new`` after the entries already in the file, keeping what other writers put there."""
+        mappings = [entry_to_mapping(e) for e in new]
+        with file_lock(self.path):
+            if self._stamp is None or self._stamp != _stamp(self.path):
+                self._read_disk()
+            document = document_of(cassette)
+            del document["entries"]
+            if self.fmt == "json":
+                self._mappings.extend(mappings)
+                document["entries"] = self._mappings
+                data = dump_document(document, "json")
+            else:
+                self._entries_text += dump_document(mappings, "yaml")
+                data = dump_document(document, "yaml") + b"entries:\n" + self._entries_text
+            atomic_write(self.path, data)
+            self._stamp = _stamp(self.path)
+
+    def _read_disk(self) -> None:
         on_disk: list[Any] = []
-        if not replace and os.path.exists(path):
-            with open(path, "rb") as f:
-                document = parse_document(f.read(), path)
-            entries = document.get("entries") or []
-            if isinstance(entries, list):
-                on_disk = entries
-        document = document_of(cassette)
-        document["entries"] = on_disk + [entry_to_mapping(e) for e in new]
-        atomic_write(path, dump_document(document, fmt))
+        if not self._replace and os.path.exists(self.path):
+            with open(self.path, "rb") as f:
+                entries = parse_document(f.read(), self.path).get("entries") or []
+            on_disk = entries if isinstance(entries, list) else []
+        self._replace = False
+        self._mappings = on_disk
+        self._entries_text = dump_document(on_disk, "yaml") if on_disk and self.fmt == "yaml" else b""
+
+
+def _stamp(path: str) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)

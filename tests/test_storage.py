@@ -99,7 +99,7 @@ CRASHER = textwrap.dedent('''
             client.messages.create(model="claude-test", max_tokens=8, messages=[{"role": "user", "content": f"n{i}"}])
             print(i, flush=True)
             if i >= 4:
-                time.sleep(0.05)
+                time.sleep(0.2)  # a real call's latency: writes are never coalesced at this pace
 ''')
 
 
@@ -125,6 +125,47 @@ def test_killed_recording_keeps_every_entry(tmp_path: Path, server: Any, how: st
     assert texts[: done + 1] == [f"n{i}" for i in range(done + 1)]  # nothing printed as done was lost
     assert len(texts) in (done + 1, done + 2)
     assert not list(tmp_path.glob(".llmvcr-tmp-*"))
+
+
+def test_writer_output_is_a_full_dump_and_merges_other_writers(tmp_path: Path) -> None:
+    from llmvcr.storage import CassetteWriter, document_of, dump_document
+
+    entries = load_bytes(tmp_path, GOOD).entries
+    for suffix in ("yaml", "json"):
+        path = str(tmp_path / f"w.{suffix}")
+        mine, theirs = llmvcr.Cassette(path, seed="s"), llmvcr.Cassette(path, seed="s")
+        a, b = CassetteWriter(path), CassetteWriter(path)  # two workers on one cassette
+        for i, entry in enumerate(entries * 3):
+            cassette, writer = (mine, a) if i % 3 else (theirs, b)
+            cassette.append(entry)
+            writer.append(cassette, [entry])
+        on_disk = llmvcr.load_cassette(path)
+        assert len(on_disk) == len(entries) * 3  # nothing lost, nothing twice
+        assert sorted(e.request_hash for e in on_disk.entries) == sorted(e.request_hash for e in entries * 3)
+        # a writer alone produces exactly what a whole-cassette save would
+        solo = llmvcr.Cassette(str(tmp_path / f"solo.{suffix}"))
+        writer = CassetteWriter(solo.path)
+        for entry in entries:
+            solo.append(entry)
+            writer.append(solo, [entry])
+        assert Path(solo.path).read_bytes() == dump_document(document_of(solo), suffix)
+
+
+def test_deferred_entries_reach_disk_without_another_call(tmp_path: Path, anthropic_client: Any) -> None:
+    from llmvcr.session import current_session
+
+    path = tmp_path / "deferred.yaml"
+    with llmvcr.recording(path):
+        session = current_session()
+        assert session is not None
+        anthropic_client.messages.create(model="claude-test", max_tokens=8, messages=[{"role": "user", "content": "a"}])
+        session._next_flush = time.monotonic() + 0.3  # as if the last write had been slow
+        anthropic_client.messages.create(model="claude-test", max_tokens=8, messages=[{"role": "user", "content": "b"}])
+        assert len(llmvcr.load_cassette(path)) == 1  # coalesced: not written yet
+        deadline = time.monotonic() + 10
+        while len(llmvcr.load_cassette(path)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(llmvcr.load_cassette(path)) == 2  # the timer wrote it while the cassette is still open
 
 
 # -- fuzzing: the loader either loads or raises CassetteFormatError, never anything else ------
