@@ -17,6 +17,7 @@ import signal
 import threading
 import time
 import warnings
+import weakref
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, TypeVar
 
@@ -119,6 +120,23 @@ _current: contextvars.ContextVar[Session | None] = contextvars.ContextVar("llmvc
 _active: list[Session] = []
 _active_lock = threading.Lock()
 _listeners: list[Callable[[Session, str], None]] = []  # (session, "enter"|"exit"): the pytest summary
+
+
+# SDK clients given to create_recording_adapter / create_replay_adapter, each with its own session.
+_bound: weakref.WeakKeyDictionary[Any, Session] = weakref.WeakKeyDictionary()
+
+
+def bind(client: Any, session: Session) -> None:
+    """Route every call of ``client`` (this instance only) to ``session``, whatever cassette is open."""
+    with _active_lock:
+        _bound[client] = session
+
+
+def bound_session(client: Any) -> Session | None:
+    try:
+        return _bound.get(client)
+    except TypeError:  # an SDK client that cannot be weakly referenced was never bound
+        return None
 
 
 def current_session() -> Session | None:

@@ -28,7 +28,9 @@ from ..cassette import Request, Response
 from ..errors import LLMVCRError
 from ..redact import REQUEST_HEADERS, RESPONSE_HEADERS, Redactor
 
-_in_funnel: contextvars.ContextVar[int] = contextvars.ContextVar("llmvcr_in_funnel", default=0)
+# The SDK client whose funnel the current call is in (None outside every funnel): errors raised
+# below it travel as _Halt, and a client bound by an adapter finds its own session by it.
+_in_funnel: contextvars.ContextVar[Any] = contextvars.ContextVar("llmvcr_in_funnel", default=None)
 
 
 class _Halt(BaseException):
@@ -64,7 +66,7 @@ def _import_attr(spec: str) -> tuple[Any, str]:
 
 # -- the funnel: where a carried error becomes itself again --------------------------------
 def _funnel_sync(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-    token = _in_funnel.set(_in_funnel.get() + 1)
+    token = _in_funnel.set(instance)
     try:
         return wrapped(*args, **kwargs)
     except _Halt as halt:
@@ -75,7 +77,7 @@ def _funnel_sync(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
 
 def _funnel_async(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
     async def run() -> Any:
-        token = _in_funnel.set(_in_funnel.get() + 1)
+        token = _in_funnel.set(instance)
         try:
             return await wrapped(*args, **kwargs)
         except _Halt as halt:
@@ -167,6 +169,12 @@ class StainlessProvider(HttpProvider):
             hosts=hosts,
         )
         self.client_names = client_names
+
+    def replay_client(self, *, asynchronous: bool = False) -> Any:
+        """A client of this SDK to serve a cassette: a placeholder key (no call leaves), no retries."""
+        module = importlib.import_module(self.package)
+        name = ("Async" if asynchronous else "") + self.client_names[0]
+        return getattr(module, name)(api_key="llmvcr-replay", max_retries=0)
 
     def owns(self, request: Any) -> bool:
         agent = request.headers.get("user-agent", "")
@@ -419,15 +427,16 @@ def _owner(request: Any) -> HttpProvider | None:
 def _prepare(module: Any, args: Any, kwargs: Any) -> tuple[Any, Any, HttpProvider, Request, Any] | None:
     from .. import faults
     from ..cassette import Entry
-    from ..session import Decision, current_session
+    from ..session import Decision, bound_session, current_session
 
-    session = current_session()
+    client = _in_funnel.get()
+    session = (bound_session(client) if client is not None else None) or current_session()
     request = args[0] if args else kwargs["request"]
     if session is None:
         if network_guard is not None:
             error = network_guard(request, _owner(request))
             if error is not None:
-                if _in_funnel.get():
+                if _in_funnel.get() is not None:
                     raise _Halt(error) from None
                 raise error
         return None
@@ -445,7 +454,7 @@ def _prepare(module: Any, args: Any, kwargs: Any) -> tuple[Any, Any, HttpProvide
     try:
         decision = session.decide(provider.name, record)
     except LLMVCRError as err:
-        if _in_funnel.get():
+        if _in_funnel.get() is not None:
             raise _Halt(err) from None
         raise
     return session, request, provider, record, decision
