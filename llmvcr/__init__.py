@@ -50,13 +50,35 @@ _LAZY = {
 }
 
 __all__ = [
+    "Cassette",
     "CassetteFormatError",
     "CassetteNotFoundError",
+    "Entry",
     "LLMVCRError",
     "NetworkBlockedError",
+    "Options",
+    "Provider",
     "ReplayDivergence",
     "ReplayDivergenceWarning",
-    *_LAZY,
+    "Request",
+    "Response",
+    "configure",
+    "create_recording_adapter",
+    "create_replay_adapter",
+    "from_agentskit",
+    "from_regista_trace",
+    "from_vcrpy",
+    "inject_error",
+    "load_cassette",
+    "patch_function",
+    "placeholder",
+    "recording",
+    "register_matcher",
+    "register_provider",
+    "save_cassette",
+    "to_agentskit",
+    "to_regista_trace",
+    "use_cassette",
 ]
 
 
@@ -70,8 +92,26 @@ def __getattr__(name: str) -> Any:
 
 
 if TYPE_CHECKING:
-    from .cassette import Cassette, Entry, Request, Response
-    from .matching import placeholder, register_matcher
-    from .providers import Provider, register_provider
-    from .session import Options, configure, recording, use_cassette
-    from .storage import load_cassette, save_cassette
+    from .adapters import create_recording_adapter as create_recording_adapter
+    from .adapters import create_replay_adapter as create_replay_adapter
+    from .cassette import Cassette as Cassette
+    from .cassette import Entry as Entry
+    from .cassette import Request as Request
+    from .cassette import Response as Response
+    from .convert.agentskit import from_agentskit as from_agentskit
+    from .convert.agentskit import to_agentskit as to_agentskit
+    from .convert.regista import from_regista_trace as from_regista_trace
+    from .convert.regista import to_regista_trace as to_regista_trace
+    from .convert.vcrpy import from_vcrpy as from_vcrpy
+    from .faults import inject_error as inject_error
+    from .matching import placeholder as placeholder
+    from .matching import register_matcher as register_matcher
+    from .providers import Provider as Provider
+    from .providers import register_provider as register_provider
+    from .providers.function import patch_function as patch_function
+    from .session import Options as Options
+    from .session import configure as configure
+    from .session import recording as recording
+    from .session import use_cassette as use_cassette
+    from .storage import load_cassette as load_cassette
+    from .storage import save_cassette as save_cassette

@@ -32,8 +32,8 @@ def conversation_anthropic(say: Any) -> None:
     import anthropic
 
     client = anthropic.Anthropic(api_key=DUMMY_KEY, base_url="http://llm.invalid", max_retries=0)
-    question = [{"role": "user", "content": "What is the weather in Paris?"}]
-    tool = {"name": "get_weather", "description": "Weather for a city",
+    question: list[Any] = [{"role": "user", "content": "What is the weather in Paris?"}]
+    tool: Any = {"name": "get_weather", "description": "Weather for a city",
             "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}
     say("user", question[0]["content"])
     first = client.messages.create(model="claude-sonnet-4-5", max_tokens=256, messages=question, tools=[tool])
@@ -53,7 +53,7 @@ def conversation_openai(say: Any) -> None:
     import openai
 
     client = openai.OpenAI(api_key=DUMMY_KEY, base_url="http://llm.invalid/v1", max_retries=0)
-    messages = [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "Say hello to llmvcr"}]
+    messages: list[Any] = [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "Say hello to llmvcr"}]
     say("user", messages[1]["content"])
     reply = client.chat.completions.create(model="gpt-5-mini", messages=messages)
     say("assistant", reply.choices[0].message.content or "")
@@ -66,7 +66,7 @@ def conversation_openai(say: Any) -> None:
 def main() -> int:
     directory = _cassette_dir()
     original_connect = socket.socket.connect
-    socket.socket.connect = _refuse  # type: ignore[method-assign]
+    setattr(socket.socket, "connect", _refuse)  # noqa: B010 - a plain assignment trips the type checker
     try:
         for name, play in (("demo-anthropic", conversation_anthropic), ("demo-openai", conversation_openai)):
             path = directory / f"{name}.yaml"
@@ -75,7 +75,7 @@ def main() -> int:
                 play(lambda role, text: print(f"  {role:>9}: {text}"))
             print(f"   {len(cassette.entries)} entries, seed={cassette.seed!r}, recorded_with={cassette.recorded_with}")
     finally:
-        socket.socket.connect = original_connect  # type: ignore[method-assign]
+        setattr(socket.socket, "connect", original_connect)  # noqa: B010
     return 0
 
 
