@@ -148,14 +148,17 @@ def current_session() -> Session | None:
 
 
 def recorded_with() -> dict[str, str]:
+    """The versions every new cassette names; each SDK's is added when a call through it is recorded."""
+    return {"llmvcr": LLMVCR_VERSION, "python": platform.python_version()}
+
+
+def _sdk_version(provider_name: str) -> str | None:
     from .providers import registered
 
-    versions = {"llmvcr": LLMVCR_VERSION, "python": platform.python_version()}
     for provider in registered():
-        version = provider.sdk_version()
-        if version:
-            versions[provider.name] = version
-    return versions
+        if provider.name == provider_name:
+            return provider.sdk_version()
+    return None
 
 
 @dataclass(slots=True)
@@ -193,6 +196,7 @@ class Session:
         self._next_flush = 0.0
         self._flush_timer: threading.Timer | None = None
         self._writer: CassetteWriter | None = None
+        self._versions_noted: set[str] = set()
         self._previous_sigterm: Any = None
         self.cassette = cassette if cassette is not None else self._load()
         if options.seed is not None:
@@ -412,6 +416,11 @@ class Session:
         position = self.cassette.append(entry)
         self.cassette.mark_played(position)
         with self._lock:
+            if provider not in self._versions_noted:  # the SDK versions this recording was made with
+                self._versions_noted.add(provider)
+                version = _sdk_version(provider)
+                if version:
+                    self.cassette.recorded_with[provider] = version
             if self._own_index is not None:
                 h = self.options.fingerprinter.request_hash(entry.request.normalised())
                 self._own_index.setdefault(h, []).append(position)

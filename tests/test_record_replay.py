@@ -342,6 +342,7 @@ def test_json_cassette_and_seed_metadata(openai_client: Any, cassette_dir: Path)
     document = orjson.loads(path.read_bytes())
     assert document["version"] == 1 and document["seed"] == "bug-repro-#427"
     assert document["recorded_with"]["openai"] == openai.__version__
+    assert "anthropic" not in document["recorded_with"]  # only the SDKs this cassette was recorded through
     assert document["entries"][0]["request_hash"] == cassette.entries[0].request_hash
     loaded = llmvcr.load_cassette(path)
     assert loaded.seed == "bug-repro-#427" and len(loaded) == 1
