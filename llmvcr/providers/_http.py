@@ -370,24 +370,42 @@ def _replay_stream(module: Any, response: Response, speed: float | None, is_asyn
     if not is_async:
 
         class Replay(sync_base):  # type: ignore[misc, valid-type]
+            closed = False  # reading on after close() fails as it does on a closed socket
+
             def __iter__(self) -> Iterator[bytes]:
                 for wait, chunk in delays():
+                    if self.closed:
+                        raise module.ReadError("llmvcr: read from a closed stream")
                     if wait:
                         time.sleep(wait)
                     yield chunk
+                if self.closed:
+                    raise module.ReadError("llmvcr: read from a closed stream")
                 if failure:
                     raise fail()
+
+            def close(self) -> None:
+                self.closed = True
 
         return Replay()
 
     class AsyncReplay(async_base):  # type: ignore[misc, valid-type]
+        closed = False
+
         async def __aiter__(self) -> Any:
             for wait, chunk in delays():
+                if self.closed:
+                    raise module.ReadError("llmvcr: read from a closed stream")
                 if wait:
                     await asyncio.sleep(wait)
                 yield chunk
+            if self.closed:
+                raise module.ReadError("llmvcr: read from a closed stream")
             if failure:
                 raise fail()
+
+        async def aclose(self) -> None:
+            self.closed = True
 
     return AsyncReplay()
 

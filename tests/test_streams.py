@@ -1,0 +1,222 @@
+"""Faithful streams: event boundaries and arrival offsets, recorded pacing on replay, and
+breaking out, closing and cancelling behaving as they do live.
+
+The loopback server's ``__slow_stream__`` marker sleeps 50 ms between events, so a recorded
+stream has a known shape. Timing checks are generous ratios against the recorded offsets only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import anthropic
+import openai
+import pytest
+
+import llmvcr
+
+SLOW = [{"role": "user", "content": "__slow_stream__ a b c"}]
+
+
+def _chat_stream(client: Any) -> Any:
+    return client.chat.completions.create(model="gpt-test", messages=SLOW, stream=True)
+
+
+def _timed(stream: Any) -> tuple[list[Any], list[float]]:
+    """Iterate a stream created just now; return its items and each one's offset in ms."""
+    start = time.perf_counter()
+    items, offsets = [], []
+    for item in stream:
+        items.append(item)
+        offsets.append((time.perf_counter() - start) * 1000)
+    return items, offsets
+
+
+def test_each_event_keeps_its_boundary_and_arrival_offset(anthropic_client: Any, cassette_dir: Any) -> None:
+    with llmvcr.recording("slow") as cassette:
+        live = list(anthropic_client.messages.create(model="claude-test", max_tokens=32, messages=SLOW, stream=True))
+    (entry,) = cassette.entries
+    events = entry.response.stream or []
+    # one recorded event per SSE event the server sent, with its name and parsed data
+    names = [e["event"] for e in events]
+    assert names[0] == "message_start" and names[-1] == "message_stop" and "ping" in names
+    assert [e["data"]["type"] for e in events] == names
+    assert [e.type for e in live] == [n for n in names if n != "ping"]  # the SDK drops pings itself
+    offsets = [e["t"] for e in events]
+    assert all(isinstance(t, float) for t in offsets)
+    gaps = [b - a for a, b in zip(offsets, offsets[1:])]
+    assert min(gaps) >= 30, gaps  # the server sleeps 50 ms between events
+    assert not entry.response.truncated
+    # the file keeps them too
+    loaded = llmvcr.load_cassette(cassette_dir / "slow.yaml")
+    assert [e["t"] for e in loaded.entries[0].response.stream or []] == offsets
+
+
+def test_replay_speed_reproduces_the_recorded_pacing(openai_client: Any, request: Any) -> None:
+    with llmvcr.recording("pacing") as cassette:
+        live, _ = _timed(_chat_stream(openai_client))
+    recorded = [e["t"] for e in cassette.entries[0].response.stream or []]
+    span = recorded[-1]
+    assert span >= 250  # 8 frames, 50 ms apart
+    request.getfixturevalue("no_network")
+
+    elapsed: dict[float | None, float] = {}
+    for speed in (None, 1.0, 2.0, 0.5):
+        with llmvcr.recording("pacing", record_mode="none", replay_speed=speed):
+            start = time.perf_counter()
+            items, offsets = _timed(_chat_stream(openai_client))
+            elapsed[speed] = (time.perf_counter() - start) * 1000
+        assert [i.model_dump() for i in items] == [i.model_dump() for i in live]
+        if speed == 1.0:
+            # each chunk arrives no earlier than (most of) its recorded offset; [DONE] is not yielded
+            for got, want in zip(offsets, recorded):
+                assert got >= 0.8 * want - 5, (offsets, recorded)
+
+    assert elapsed[None] < 0.25 * span, elapsed  # instant by default
+    assert elapsed[1.0] >= 0.8 * span, elapsed
+    assert elapsed[2.0] >= 0.8 * span / 2.0, elapsed
+    assert elapsed[0.5] >= 0.8 * span / 0.5, elapsed
+    assert elapsed[2.0] < elapsed[1.0] < elapsed[0.5], elapsed
+
+
+async def test_async_replay_speed_paces_with_asyncio_sleep(async_anthropic_client: Any, request: Any) -> None:
+    async def run() -> tuple[list[str], float]:
+        start = time.perf_counter()
+        stream = await async_anthropic_client.messages.create(model="claude-test", max_tokens=32, messages=SLOW,
+                                                              stream=True)
+        types = [event.type async for event in stream]
+        return types, (time.perf_counter() - start) * 1000
+
+    with llmvcr.recording("apacing") as cassette:
+        live, _ = await run()
+    span = (cassette.entries[0].response.stream or [])[-1]["t"]
+    request.getfixturevalue("no_network")
+    ticks = 0
+
+    async def ticker() -> None:  # the loop stays free while a paced replay waits
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.01)
+            ticks += 1
+
+    tick_task = asyncio.create_task(ticker())
+    with llmvcr.recording("apacing", record_mode="none", replay_speed=2.0):
+        types, elapsed = await run()
+    tick_task.cancel()
+    assert types == live
+    assert elapsed >= 0.8 * span / 2.0
+    assert ticks >= 5
+
+
+def test_breaking_out_and_closing_while_recording_keeps_what_was_received(openai_client: Any,
+                                                                        anthropic_client: Any, server: Any,
+                                                                        request: Any) -> None:
+    def break_and_close() -> tuple[list[Any], type[BaseException], list[str]]:
+        stream = _chat_stream(openai_client)
+        received = []
+        for chunk in stream:
+            received.append(chunk.model_dump())
+            if len(received) == 2:
+                break
+        stream.close()
+        with pytest.raises(Exception) as after_close:  # reading on fails, as on a closed connection
+            next(stream)
+        with anthropic_client.messages.stream(model="claude-test", max_tokens=32, messages=SLOW) as helper:
+            seen = [event.type for _, event in zip(range(3), helper)]
+        return received, after_close.type, seen
+
+    with llmvcr.recording("early") as cassette:
+        received, live_error, seen = break_and_close()
+    chat, helper_entry = cassette.entries
+    assert chat.response.truncated and helper_entry.response.truncated
+    assert len(chat.response.stream or []) == 2  # not the 8 frames the server would have sent
+    assert "message_stop" not in [e.get("event") for e in helper_entry.response.stream or []]
+
+    before = server.request_count
+    attempts = request.getfixturevalue("no_network")
+    with llmvcr.recording("early", record_mode="none"):
+        assert break_and_close() == (received, live_error, seen)
+    with llmvcr.recording("early", record_mode="none"):
+        again = [c.model_dump() for c in _chat_stream(openai_client)]  # what was received, then the end
+        with anthropic_client.messages.stream(model="claude-test", max_tokens=32, messages=SLOW) as helper:
+            replayed = [event.type for event in helper]
+    assert again == received
+    assert replayed[: len(seen)] == seen and "message_stop" not in replayed
+    assert server.request_count == before and attempts == []
+
+
+async def test_async_close_while_recording_marks_the_entry_truncated(async_openai_client: Any,
+                                                                    request: Any) -> None:
+    async def first_then_close() -> tuple[Any, type[BaseException]]:
+        stream = await _chat_stream(async_openai_client)
+        first = await stream.__anext__()
+        await stream.close()
+        with pytest.raises(Exception) as after_close:  # reading a closed stream fails, whatever the SDK raises
+            await stream.__anext__()
+        return first, after_close.type
+
+    with llmvcr.recording("aclose") as cassette:
+        first, live_error = await first_then_close()
+    (entry,) = cassette.entries
+    assert entry.response.truncated and len(entry.response.stream or []) >= 1
+    request.getfixturevalue("no_network")
+    with llmvcr.recording("aclose", record_mode="none"):
+        replayed_first, replay_error = await first_then_close()
+    with llmvcr.recording("aclose", record_mode="none"):
+        chunks = [c async for c in await _chat_stream(async_openai_client)]
+    assert replayed_first.model_dump() == first.model_dump()
+    assert replay_error is live_error  # closing a replayed stream behaves as closing a live one
+    assert chunks[0].model_dump() == first.model_dump()
+    assert len(chunks) == len(entry.response.stream or [])
+
+
+async def _cancel_after(client: Any, n: int) -> tuple[list[str], bool]:
+    """Start reading a slow stream in a task, cancel it after ``n`` events; then use the client again."""
+    seen: list[str] = []
+
+    async def consume() -> None:
+        stream = await client.messages.create(model="claude-test", max_tokens=32, messages=SLOW, stream=True)
+        async for event in stream:
+            seen.append(event.type)
+
+    task = asyncio.create_task(consume())
+    while len(seen) < n and not task.done():
+        await asyncio.sleep(0.005)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    after = await client.messages.create(model="claude-test", max_tokens=32,
+                                         messages=[{"role": "user", "content": "after the cancel"}])
+    assert isinstance(after, anthropic.types.Message) and after.content[0].text == "Echo: after the cancel"
+    return seen, task.cancelled()
+
+
+async def test_cancelling_an_async_stream_behaves_like_live(async_anthropic_client: Any, server: Any,
+                                                           request: Any) -> None:
+    with llmvcr.recording("cancel") as cassette:
+        live_seen, live_cancelled = await _cancel_after(async_anthropic_client, 3)
+    assert live_cancelled and len(live_seen) >= 3 and "message_stop" not in live_seen
+    streamed, after = cassette.entries
+    assert streamed.response.truncated and after.response.stream is None
+
+    before = server.request_count
+    attempts = request.getfixturevalue("no_network")
+    with llmvcr.recording("cancel", record_mode="none", replay_speed=1.0) as replay:
+        seen, cancelled = await _cancel_after(async_anthropic_client, 2)
+        assert len(replay.unplayed) == 0
+    assert cancelled  # CancelledError reached the awaiting code, and the client served the next call
+    assert len(seen) >= 2 and seen == live_seen[: len(seen)] and "message_stop" not in seen
+    assert server.request_count == before and attempts == []
+
+
+def test_instant_replay_of_a_truncated_stream_ends_like_a_dropped_one(openai_client: Any) -> None:
+    """A closed-early recording replays its events, then the stream simply ends: no error is invented."""
+    with llmvcr.recording("trunc"):
+        stream = _chat_stream(openai_client)
+        next(iter(stream))
+        stream.close()
+    with llmvcr.recording("trunc", record_mode="none"):
+        chunks = list(_chat_stream(openai_client))
+    assert len(chunks) == 1 and isinstance(chunks[0], openai.types.chat.ChatCompletionChunk)
