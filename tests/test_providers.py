@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.metadata
+import json
 from typing import Any
 
 import pytest
@@ -83,3 +85,120 @@ def test_a_third_stainless_sdk_through_the_shared_adapter(server: Any, cassette_
                 client.chat.completions.create(model="llama-test", messages=[{"role": "user", "content": "new"}])
     finally:
         unregister_provider("groq")
+
+
+# -- a real SDK that is not Stainless-generated: mistralai (Speakeasy), against the loopback server ------
+MISTRAL_SENTINEL = "mistral-SENTINEL-key-0123456789abcdef"
+
+
+def _mistral(server: Any) -> Any:
+    from mistralai.client import Mistral
+
+    return Mistral(api_key=MISTRAL_SENTINEL, server_url=server.url)
+
+
+def test_patch_function_on_a_real_sdk_method(server: Any, cassette_dir: Any, request: Any) -> None:
+    """mistralai's public ``chat.complete``/``complete_async``: arguments in, pydantic models out."""
+    from mistralai.client.models import ChatCompletionResponse
+
+    targets = ("mistralai.client.chat:Chat.complete", "mistralai.client.chat:Chat.complete_async")
+    providers = [llmvcr.patch_function(t) for t in targets]
+    client = _mistral(server)
+    ask = [{"role": "user", "content": "__counter__ bonjour"}]  # the server numbers each answer
+
+    def run() -> list[Any]:
+        sync = client.chat.complete(model="mistral-small-latest", messages=ask)
+        other = asyncio.run(client.chat.complete_async(model="mistral-small-latest", messages=ask, temperature=0.2))
+        return [sync, other]
+
+    try:
+        with llmvcr.recording("mistral-fn") as cassette:
+            live = run()
+        assert [e.provider for e in cassette.entries] == list(targets)
+        assert cassette.entries[0].request.body["kwargs"]["messages"] == ask
+        assert cassette.entries[1].request.body["kwargs"]["temperature"] == 0.2
+        assert cassette.recorded_with[targets[0]] == importlib.metadata.version("mistralai")
+        assert live[0].choices[0].message.content.startswith("Echo: __counter__ bonjour #")
+        before = server.request_count
+        attempts = request.getfixturevalue("no_network")
+        with llmvcr.recording("mistral-fn", record_mode="none"):
+            again = run()
+        assert server.request_count == before and attempts == []
+        assert all(isinstance(r, ChatCompletionResponse) for r in again)
+        assert [r.model_dump() for r in again] == [r.model_dump() for r in live]  # the #n counter came back too
+        written = b"".join(p.read_bytes() for p in cassette_dir.rglob("*.yaml"))
+        assert b"SENTINEL" not in written
+    finally:
+        for p in providers:
+            unregister_provider(p.name)
+    from mistralai.client.chat import Chat
+
+    assert not hasattr(Chat.__dict__["complete"], "__wrapped__")
+
+
+@pytest.fixture
+def mistral_provider() -> Any:
+    import provider_example  # the adapter the README's "Adding a provider" walks through
+
+    llmvcr.register_provider(provider_example.provider)
+    yield provider_example.provider
+    unregister_provider("mistral")
+
+
+def _mistral_http_run(client: Any) -> list[Any]:
+    from mistralai.client import errors
+
+    reply = client.chat.complete(model="mistral-small-latest", messages=[{"role": "user", "content": "salut"}])
+    with client.chat.stream(model="mistral-small-latest", messages=[{"role": "user", "content": "a b c"}]) as events:
+        deltas = [e.data.choices[0].delta.content for e in events]
+    with pytest.raises(errors.SDKError) as failure:
+        client.chat.complete(model="mistral-small-latest", messages=[{"role": "user", "content": "__status_429__"}])
+    # the body text as parsed: replay serves JSON bodies re-serialised (compact), not byte for byte
+    return [reply.model_dump(), deltas, failure.value.status_code, json.loads(failure.value.body)]
+
+
+def test_the_readme_adapter_records_and_replays_mistral_http(server: Any, cassette_dir: Any, request: Any,
+                                                             mistral_provider: Any) -> None:
+    from pathlib import Path
+
+    client = _mistral(server)
+    with llmvcr.recording("mistral-http") as cassette:
+        live = _mistral_http_run(client)
+    assert [e.provider for e in cassette.entries] == ["mistral"] * 3
+    assert cassette.recorded_with["mistral"] == mistral_provider.sdk_version()
+    streamed = cassette.entries[1].response.stream or []
+    assert streamed[-1]["data"] == "[DONE]" and all("t" in e for e in streamed)
+    assert live[0]["choices"][0]["message"]["content"] == "Echo: salut"
+    assert "".join(d or "" for d in live[1]) == "Echo: a b c" and live[2] == 429
+    assert b"SENTINEL" not in b"".join(p.read_bytes() for p in cassette_dir.rglob("*.yaml"))
+
+    before = server.request_count
+    attempts = request.getfixturevalue("no_network")
+    with llmvcr.recording("mistral-http", record_mode="none"):
+        assert _mistral_http_run(client) == live
+    with llmvcr.recording("mistral-http", record_mode="none"):
+        with pytest.raises(llmvcr.ReplayDivergence, match="request.body.messages"):  # unwrapped by the funnel
+            client.chat.complete(model="mistral-small-latest", messages=[{"role": "user", "content": "new"}])
+    assert server.request_count == before and attempts == []
+
+    # The README shows this very file.
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    example = (Path(__file__).parent / "provider_example.py").read_text()
+    assert example.strip() in readme
+
+
+async def test_the_readme_adapter_async(server: Any, mistral_provider: Any, request: Any) -> None:
+    client = _mistral(server)
+
+    async def run() -> list[Any]:
+        reply = await client.chat.complete_async(model="mistral-small-latest",
+                                                 messages=[{"role": "user", "content": "async salut"}])
+        events = await client.chat.stream_async(model="mistral-small-latest",
+                                                messages=[{"role": "user", "content": "x y"}])
+        return [reply.model_dump(), [e.data.model_dump() async for e in events]]
+
+    with llmvcr.recording("mistral-async"):
+        live = await run()
+    request.getfixturevalue("no_network")
+    with llmvcr.recording("mistral-async", record_mode="none"):
+        assert await run() == live
