@@ -3,12 +3,12 @@
     llmvcr ls [DIR]                       cassettes with entry counts, providers, models, size
     llmvcr show CASSETTE                  the conversation, streams collapsed into text
     llmvcr diff A B                       entry by entry, structurally
-    llmvcr convert SRC --to FORMAT -o OUT [--from FORMAT]
+    llmvcr convert SRC --to FORMAT -o OUT [--from FORMAT]   SRC may be a folder: every file in it
     llmvcr scan PATH...                   exit 1 when anything looks like a credential
     llmvcr prune CASSETTE                 drop the entries the last run did not play
 
-Errors are one line on stderr and exit status 2; ``diff``, ``scan`` and ``prune`` exit 1 for
-"different", "found" and "nothing to go by".
+Errors are one line on stderr (what went wrong, with which file, and what to do) and exit status 2;
+``diff`` and ``scan`` exit 1 for "different" and "found".
 """
 
 from __future__ import annotations
@@ -19,13 +19,14 @@ import os
 import sys
 import warnings
 from collections.abc import Iterator, Sequence
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 from . import __version__
 from .cassette import Cassette, Entry
 from .convert import JSON, read_call, stream_finished
 from .diff import shorten_pair, structural_diff
 from .errors import CassetteFormatError, LLMVCRError
+from .playlog import PLAY_LOG, read_record, update_record
 from .redact import find_secrets
 from .session import resolve_path
 from .storage import atomic_write, document_of, dump_document, file_lock, load_cassette, parse_document
@@ -33,6 +34,25 @@ from .storage import atomic_write, document_of, dump_document, file_lock, load_c
 SOURCES = ("llmvcr", "vcrpy", "regista", "agentskit")
 TARGETS = ("regista", "agentskit", "llmvcr-json", "llmvcr-yaml")
 _SUFFIXES = (".yaml", ".yml", ".json")
+_TARGET_SUFFIX = {"regista": ".jsonl", "agentskit": ".json", "llmvcr-json": ".json", "llmvcr-yaml": ".yaml"}
+_KNOWN = "llmvcr reads llmvcr cassettes, vcrpy/pytest-recording cassettes, regista traces (.jsonl) and agentskit cassettes"
+
+
+class CommandError(LLMVCRError):
+    """A command cannot go on; the message says why and what to do."""
+
+
+def existing(argument: str) -> str:
+    """A file named on the command line: the path as given when it exists, else a cassette name."""
+    if os.path.isfile(argument):
+        return argument
+    resolved = resolve_path(argument)
+    if resolved != argument and os.path.isfile(resolved):
+        return resolved
+    if os.path.isdir(argument):
+        raise CommandError(f"{argument} is a folder; name a cassette file in it (llmvcr ls {argument} lists them)")
+    also = f" (nor {resolved})" if resolved != argument else ""
+    raise CommandError(f"{argument}: no such file{also}; check the path (llmvcr ls DIR lists cassettes)")
 
 
 # -- reading any supported format -----------------------------------------------------------------
@@ -55,24 +75,47 @@ def sniff(path: str) -> str:
 
 
 def load_any(path: str, fmt: str | None = None) -> Cassette:
-    """A cassette from a file of any supported format (sniffed when ``fmt`` is None)."""
+    """A cassette from a file of any supported format (sniffed when ``fmt`` is None).
+
+    A file that does not read as its format raises ``CassetteFormatError`` saying what to try.
+    """
+    given = fmt
     fmt = fmt or sniff(path)
+    try:
+        cassette = _load(path, fmt)
+    except CassetteFormatError as err:
+        text = str(err)
+        if given is not None and given != sniff(path):
+            text = text.removesuffix("; is this a regista trace?") + f"; is it really a {given} file? leave out --from to detect the format"
+        elif fmt == "llmvcr" and ("not an llmvcr cassette" in text or "top level must be" in text):
+            text += f"; {_KNOWN}, and this is none of them"
+        raise _reworded(err, text) from None
+    if fmt != "llmvcr":
+        cassette.path = path
+    return cassette
+
+
+def _reworded(err: CassetteFormatError, text: str) -> CassetteFormatError:
+    new = CassetteFormatError(err.path, "")
+    new.args = (text,)
+    new.entry, new.field = err.entry, err.field
+    return new
+
+
+def _load(path: str, fmt: str) -> Cassette:
     if fmt == "vcrpy":
         from .convert.vcrpy import from_vcrpy
 
-        cassette = from_vcrpy(path)
-    elif fmt == "regista":
+        return from_vcrpy(path)
+    if fmt == "regista":
         from .convert.regista import from_regista_trace
 
-        cassette = from_regista_trace(path)
-    elif fmt == "agentskit":
+        return from_regista_trace(path)
+    if fmt == "agentskit":
         from .convert.agentskit import from_agentskit
 
-        cassette = from_agentskit(path)
-    else:
-        return load_cassette(path)
-    cassette.path = path
-    return cassette
+        return from_agentskit(path)
+    return load_cassette(path)
 
 
 def _size(n: int) -> str:
@@ -89,22 +132,33 @@ def _models(cassette: Cassette) -> list[str]:
 
 
 # -- commands ---------------------------------------------------------------------------------------
+def _listed(name: str, suffixes: tuple[str, ...]) -> bool:
+    return name.lower().endswith(suffixes) and not name.startswith((PLAY_LOG, ".llmvcr-tmp-"))
+
+
 def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
     root = args.dir
+    if os.path.isfile(root):
+        raise CommandError(f"{root} is a file; llmvcr ls lists a folder (llmvcr show {root} prints this one)")
     if not os.path.isdir(root):
-        raise FileNotFoundError(f"{root}: no such directory")
+        raise CommandError(f"{root}: no such folder; name the folder that holds the cassettes (llmvcr ls tests/cassettes)")
     rows: list[tuple[str, str, str, str, str]] = []
     skipped: list[str] = []
     for directory, _, files in sorted(os.walk(root)):
         for name in sorted(files):
-            if not name.lower().endswith(_SUFFIXES):
+            if not _listed(name, _SUFFIXES):
                 continue
             path = os.path.join(directory, name)
             try:
                 cassette = load_cassette(path)
                 providers = ", ".join(sorted({e.provider for e in cassette.entries})) or "-"
             except LLMVCRError as err:
-                skipped.append(f"{path}: {err}")
+                fmt = sniff(path)
+                if fmt != "llmvcr":
+                    kind = "an agentskit cassette" if fmt == "agentskit" else f"a {fmt} cassette"
+                    skipped.append(f"{path}: {kind} (llmvcr convert {path} --to llmvcr-yaml -o OUT imports it)")
+                else:
+                    skipped.append(str(err))  # names the file
                 continue
             rows.append((os.path.relpath(path, root), str(len(cassette)), providers,
                          ", ".join(_models(cassette)) or "-", _size(os.path.getsize(path))))
@@ -176,7 +230,7 @@ def show_lines(cassette: Cassette) -> Iterator[str]:
 
 
 def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
-    for line in show_lines(load_any(resolve_path(args.cassette), args.from_format)):
+    for line in show_lines(load_any(existing(args.cassette), args.from_format)):
         print(line, file=out)
     return 0
 
@@ -197,8 +251,8 @@ def _show_value(value: Any) -> str:
 
 
 def cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
-    a = load_any(resolve_path(args.a), args.from_format)
-    b = load_any(resolve_path(args.b), args.from_format)
+    a = load_any(existing(args.a), args.from_format)
+    b = load_any(existing(args.b), args.from_format)
     print(f"A: {a.path} ({len(a)} entries)\nB: {b.path} ({len(b)} entries)", file=out)
     differ = False
     for i in range(max(len(a), len(b))):
@@ -222,27 +276,84 @@ def cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
     return 1 if differ else 0
 
 
-def cmd_convert(args: argparse.Namespace, out: TextIO) -> int:
-    cassette = load_any(args.src, args.from_format)
-    target = args.output
-    if args.to == "regista":
+def write_as(cassette: Cassette, target: str, to: str) -> str:
+    """Write ``cassette`` at ``target`` in format ``to``; returns the path written."""
+    if to == "regista":
         from .convert.regista import to_regista_trace
 
-        target = to_regista_trace(cassette, target)
-    elif args.to == "agentskit":
+        return to_regista_trace(cassette, target)
+    if to == "agentskit":
         from .convert.agentskit import to_agentskit
 
-        target = to_agentskit(cassette, target)
-    else:
-        fmt = args.to.removeprefix("llmvcr-")
-        wanted = (".json",) if fmt == "json" else (".yaml", ".yml")
-        if not target.lower().endswith(wanted):
-            raise CassetteFormatError(target, f"{args.to} output needs a {' or '.join(wanted)} path "
-                                      "(llmvcr reads a cassette by its extension)")
-        with file_lock(target):
-            atomic_write(target, dump_document(document_of(cassette), fmt))
-    print(f"wrote {target} ({args.to}, {len(cassette)} entries from {args.src})", file=out)
+        return to_agentskit(cassette, target)
+    fmt = to.removeprefix("llmvcr-")
+    wanted = (".json",) if fmt == "json" else (".yaml", ".yml")
+    if not target.lower().endswith(wanted):
+        raise CommandError(f"{target}: {to} output needs a {' or '.join(wanted)} path "
+                           "(llmvcr reads a cassette by its extension); rename -o")
+    with file_lock(target):
+        atomic_write(target, dump_document(document_of(cassette), fmt))
+    return target
+
+
+def cmd_convert(args: argparse.Namespace, out: TextIO) -> int:
+    if os.path.isdir(args.src):
+        return _convert_folder(args, out)
+    src = existing(args.src)
+    if os.path.isdir(args.output):
+        raise CommandError(f"{args.output} is a folder; -o names the output file when SRC is a file")
+    cassette = load_any(src, args.from_format)
+    target = write_as(cassette, args.output, args.to)
+    print(f"wrote {target} ({args.to}, {len(cassette)} entries from {src})", file=out)
     return 0
+
+
+def _convert_folder(args: argparse.Namespace, out: TextIO) -> int:
+    """Every file of SRC (recursively) that is not already in the target format, into OUT with the
+    same relative paths (OUT may be SRC: a migration in place)."""
+    if os.path.isfile(args.output):
+        raise CommandError(f"{args.output} is a file; when SRC is a folder, -o names the output folder")
+    own = {"llmvcr-json": "llmvcr", "llmvcr-yaml": "llmvcr"}.get(args.to, args.to)
+    converted = failed = 0
+    for directory, _, files in sorted(os.walk(args.src)):
+        for name in sorted(files):
+            if not _listed(name, (*_SUFFIXES, ".jsonl")):
+                continue
+            path = os.path.join(directory, name)
+            fmt = sniff(path)
+            if args.from_format is not None and fmt != args.from_format:
+                print(f"skipped {path}: not a {args.from_format} file", file=sys.stderr)
+                continue
+            if fmt == own and args.from_format is None:
+                print(f"skipped {path}: already {args.to}", file=sys.stderr)
+                continue
+            relative = os.path.relpath(path, args.src)
+            target = os.path.join(args.output, os.path.splitext(relative)[0] + _TARGET_SUFFIX[args.to])
+            if args.to == "llmvcr-yaml" and relative.lower().endswith(".yml"):
+                target = os.path.join(args.output, relative)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                try:
+                    cassette = load_any(path, fmt)
+                except LLMVCRError as err:
+                    print(f"llmvcr: error: {' '.join(str(err).split())}", file=sys.stderr)
+                    failed += 1
+                    continue
+            left_out = [str(w.message) for w in caught if "left out" in str(w.message)]
+            if not len(cassette):
+                print(f"skipped {path}: no Anthropic or OpenAI calls in it", file=sys.stderr)
+                continue
+            if left_out and fmt == "vcrpy" and os.path.abspath(target) == os.path.abspath(path):
+                print(f"kept {path}: it also holds calls llmvcr does not replay, which vcrpy still needs; "
+                      f"convert it to another path (llmvcr convert {path} --to {args.to} -o OTHER)", file=sys.stderr)
+                continue
+            for message in left_out:
+                print(f"llmvcr: warning: {message}", file=sys.stderr)
+            write_as(cassette, target, args.to)
+            converted += 1
+            print(f"wrote {target} ({args.to}, {len(cassette)} entries from {path})", file=out)
+    print(f"converted {converted} file(s) from {args.src} into {args.output}", file=out)
+    return 2 if failed else 0
 
 
 def _documents(path: str) -> Iterator[Any]:
@@ -271,11 +382,11 @@ def _files(paths: Sequence[str]) -> Iterator[str]:
     for path in paths:
         if os.path.isdir(path):
             for directory, _, files in sorted(os.walk(path)):
-                yield from (os.path.join(directory, n) for n in sorted(files) if n.lower().endswith((*_SUFFIXES, ".jsonl")))
+                yield from (os.path.join(directory, n) for n in sorted(files) if _listed(n, (*_SUFFIXES, ".jsonl")))
         elif os.path.exists(path):
             yield path
         else:
-            raise FileNotFoundError(f"{path}: no such file or directory")
+            raise CommandError(f"{path}: no such file or folder; check the path")
 
 
 def cmd_scan(args: argparse.Namespace, out: TextIO) -> int:
@@ -293,36 +404,62 @@ def cmd_scan(args: argparse.Namespace, out: TextIO) -> int:
     return 1 if found else 0
 
 
+def _hashes(document: JSON, path: str) -> list[str]:
+    entries = document.get("entries")
+    if not isinstance(entries, list):
+        raise CassetteFormatError(path, "no 'entries' list: this is not an llmvcr cassette", field="entries")
+    return [str(e.get("request_hash")) if isinstance(e, dict) else "" for e in entries]
+
+
 def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
-    path = resolve_path(args.cassette)
-    with open(path, "rb") as f:
-        document = parse_document(f.read(), path)
-    entries = document.get("entries") or []
-    played = ((document.get("metadata") or {}).get("last_run") or {}).get("played")
-    if not isinstance(played, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in played):
-        print(f"{path}: no metadata.last_run.played list of entry indexes, so nothing says which entries the last "
-              "run used; run the tests with the cassette first", file=sys.stderr)
-        return 1
-    keep = sorted({i for i in played if 0 <= i < len(entries)})
-    dropped = len(entries) - len(keep)
-    if not args.dry_run and dropped:
-        document["entries"] = [entries[i] for i in keep]
-        document["metadata"]["last_run"]["played"] = list(range(len(keep)))
-        with file_lock(path):
+    path = existing(args.cassette)
+    record = read_record(path)
+    if record is None:
+        raise CommandError(f"{path}: no run has recorded what it played (the pytest plugin writes "
+                           f"{PLAY_LOG} beside the cassette at the end of a run); run the tests that use it, then prune")
+    if record.failed_tests:
+        raise CommandError(f"{path}: the last run's {', '.join(record.failed_tests)} failed, so it may have stopped "
+                           "before using every entry; make the tests pass, then prune")
+    with file_lock(path):
+        with open(path, "rb") as f:
+            document = parse_document(f.read(), path)
+        hashes = _hashes(document, path)
+        if len(hashes) != record.entries or any(p >= len(hashes) or hashes[p] != h for p, h in record.unplayed.items()):
+            raise CommandError(f"{path}: changed since the last run recorded its plays ({record.entries} entries then, "
+                               f"{len(hashes)} now); run the tests that use it again, then prune")
+        drop = set(record.unplayed)
+        if not args.dry_run and drop:
+            document["entries"] = [e for i, e in enumerate(document["entries"]) if i not in drop]
             atomic_write(path, dump_document(document, "json" if path.lower().endswith(".json") else "yaml"))
+    if not args.dry_run and drop:
+        update_record(path, lambda previous: None if previous is None else
+                      type(previous)(previous.run, previous.finished, previous.entries - len(drop), {}, []))
     verb = "would drop" if args.dry_run else "dropped"
-    print(f"{path}: kept {len(keep)} of {len(entries)} entries, {verb} {dropped}", file=out)
+    print(f"{path}: kept {len(hashes) - len(drop)} of {len(hashes)} entries, {verb} {len(drop)} "
+          f"(not played by the run of {record.finished})", file=out)
     return 0
 
 
 # -- the parser -------------------------------------------------------------------------------------
+class _Parser(argparse.ArgumentParser):
+    """argparse, with usage errors on one line that say where the help is."""
+
+    def error(self, message: str) -> NoReturn:
+        if "required: COMMAND" in message or "required: command" in message:
+            message = "no command given"
+        self.exit(2, f"{self.prog}: error: {message}; see '{self.prog} --help'\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="llmvcr", description="Inspect, compare, convert and clean llmvcr cassettes.")
+    parser = _Parser(prog="llmvcr", description="Inspect, compare, convert and clean llmvcr cassettes.",
+                     epilog="Errors are one line on stderr with exit status 2; diff and scan exit 1 for "
+                            "'different' and 'found'.")
     parser.add_argument("--version", action="version", version=f"llmvcr {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     ls = commands.add_parser("ls", help="list cassettes with entry counts, providers, models and size",
-                             description="List the llmvcr cassettes under DIR (recursively).")
+                             description="List the llmvcr cassettes under DIR (recursively). Files of other "
+                                         "formats are named on stderr with the command that imports them.")
     ls.add_argument("dir", nargs="?", default="cassettes", metavar="DIR", help="folder to list (default: cassettes)")
     ls.set_defaults(run=cmd_ls)
 
@@ -346,10 +483,14 @@ def build_parser() -> argparse.ArgumentParser:
     convert = commands.add_parser("convert", help="convert between llmvcr, regista, agentskit and vcrpy",
                                   description="Convert SRC (llmvcr, vcrpy, regista or agentskit, detected unless "
                                               "--from says) to a regista trace, an agentskit cassette or an "
-                                              "llmvcr cassette.")
-    convert.add_argument("src", metavar="SRC")
+                                              "llmvcr cassette. When SRC is a folder, every file in it is "
+                                              "converted into the folder OUT under the same relative path "
+                                              "(OUT may be SRC: `llmvcr convert tests/cassettes --from vcrpy "
+                                              "--to llmvcr-yaml -o tests/cassettes` migrates a pytest-recording "
+                                              "suite in place, keeping any cassette that also holds non-LLM calls).")
+    convert.add_argument("src", metavar="SRC", help="a file, or a folder of files")
     convert.add_argument("--to", required=True, choices=TARGETS, help="output format")
-    convert.add_argument("-o", "--output", required=True, metavar="OUT", help="output file")
+    convert.add_argument("-o", "--output", required=True, metavar="OUT", help="output file (a folder when SRC is one)")
     convert.add_argument("--from", dest="from_format", choices=SOURCES, help="input format (default: detected)")
     convert.set_defaults(run=cmd_convert)
 
@@ -360,12 +501,21 @@ def build_parser() -> argparse.ArgumentParser:
     scan.set_defaults(run=cmd_scan)
 
     prune = commands.add_parser("prune", help="drop entries the last run never played",
-                                description="Keep only the entries listed in metadata.last_run.played; exit 1 "
-                                            "when the cassette has no such record.")
+                                description=f"Drop the entries the last test run did not use, as recorded in the "
+                                            f"{PLAY_LOG} the pytest plugin (or llmvcr.playlog.PlayLog) writes beside "
+                                            f"the cassette. Refuses when no run recorded it, when a test using it "
+                                            f"failed, or when the file changed since.")
     prune.add_argument("cassette", metavar="CASSETTE")
     prune.add_argument("--dry-run", action="store_true", help="say what would go, change nothing")
     prune.set_defaults(run=cmd_prune)
     return parser
+
+
+def _one_line(err: BaseException) -> str:
+    if isinstance(err, OSError) and not isinstance(err, LLMVCRError) and err.strerror:
+        where = f"{err.filename}: " if err.filename else ""
+        return f"{where}{err.strerror.lower()}"
+    return " ".join(str(err).split())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -376,10 +526,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             warnings.simplefilter("always")
             status: int = args.run(args, sys.stdout)
         for warning in caught:
-            print(f"llmvcr: warning: {warning.message}", file=sys.stderr)
+            print(f"llmvcr: warning: {' '.join(str(warning.message).split())}", file=sys.stderr)
         return status
+    except BrokenPipeError:  # `llmvcr show ... | head`: the reader left; say nothing
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
     except (LLMVCRError, OSError) as err:
-        print(f"llmvcr: error: {' '.join(str(err).split())}", file=sys.stderr)  # one line, always
+        print(f"llmvcr: error: {_one_line(err)}", file=sys.stderr)  # one line, always
         return 2
     except KeyboardInterrupt:
         return 130

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from .errors import NetworkBlockedError
+from .playlog import PlayLog
 from .session import RECORD_MODES, CassetteContext, Options, Session, _listeners, current_session
 
 _LOOPBACK_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost"}
@@ -47,6 +48,10 @@ def pytest_configure(config: pytest.Config) -> None:
     stats = _Stats()
     config.stash[_STATS] = stats
     _listeners.append(stats.on_session)
+    # what this run plays, for `llmvcr prune`; xdist workers share the controller's run id
+    plays = PlayLog(getattr(config, "workerinput", {}).get("testrunuid"))
+    config.stash[_PLAYS] = plays
+    _listeners.append(plays.on_session)
     block = config.getoption("llmvcr_block_network")
     if block is None:
         block = bool(os.environ.get("CI"))
@@ -60,6 +65,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     stats = config.stash.get(_STATS, None)
     if stats is not None and stats.on_session in _listeners:
         _listeners.remove(stats.on_session)
+    plays = config.stash.get(_PLAYS, None)
+    if plays is not None and plays.on_session in _listeners:
+        _listeners.remove(plays.on_session)
     guard = config.stash.get(_GUARD, None)
     if guard is not None:
         guard.stop()
@@ -125,6 +133,9 @@ def _llmvcr_marker(request: pytest.FixtureRequest) -> Iterator[None]:
     stats: _Stats | None = request.config.stash.get(_STATS, None)
     if stats is not None:
         stats.current.test = request.node.nodeid
+    plays: PlayLog | None = request.config.stash.get(_PLAYS, None)
+    if plays is not None:
+        plays.test = request.node.nodeid
     if request.node.get_closest_marker("llmvcr") is not None and "llmvcr_cassette" not in request.fixturenames:
         request.getfixturevalue("llmvcr_cassette")
     guard: _Guard | None = request.config.stash.get(_GUARD, None)
@@ -241,6 +252,21 @@ class _Stats:
 
 _STATS = pytest.StashKey[_Stats]()
 _GUARD = pytest.StashKey[_Guard]()
+_PLAYS = pytest.StashKey[PlayLog]()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    plays = item.config.stash.get(_PLAYS, None)
+    if plays is not None and outcome.get_result().failed:  # type: ignore[attr-defined]
+        plays.test_failed(item.nodeid)  # a failed test's cassettes are not evidence for prune
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    plays = session.config.stash.get(_PLAYS, None)
+    if plays is not None:
+        plays.write()  # each cassette folder's .llmvcr-plays.json
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

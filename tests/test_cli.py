@@ -14,6 +14,7 @@ import yaml
 
 import llmvcr
 from llmvcr.cli import main
+from llmvcr.playlog import PLAY_LOG, PlayLog, merge_unplayed
 
 TOOL = {"name": "get_weather", "description": "Weather for a city",
         "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}
@@ -154,26 +155,233 @@ def test_scan(capsys: pytest.CaptureFixture[str], agent: Path, tmp_path: Path) -
     assert run(capsys, "scan", str(tmp_path / "nope"))[0] == 2
 
 
-def test_prune(capsys: pytest.CaptureFixture[str], agent: Path) -> None:
-    status, _, err = run(capsys, "prune", str(agent))
-    assert status == 1 and "no metadata.last_run.played" in err
-    document = yaml.safe_load(agent.read_text())
-    document["metadata"] = {"last_run": {"played": [0, 3]}}
-    agent.write_text(yaml.safe_dump(document, sort_keys=False))
-    status, out, _ = run(capsys, "prune", str(agent), "--dry-run")
-    assert status == 0 and "would drop 2" in out and len(llmvcr.load_cassette(agent)) == 4
-    status, out, _ = run(capsys, "prune", "agent")  # a bare name under the cassette folder
+def test_prune_goes_by_what_the_last_run_played(capsys: pytest.CaptureFixture[str], anthropic_client: Any,
+                                                  cassette_dir: Path) -> None:
+    def ask(text: str) -> None:
+        anthropic_client.messages.create(model="claude-test", max_tokens=8, messages=[{"role": "user", "content": text}])
+
+    with llmvcr.recording("chat"):
+        for text in ("one", "two", "three", "two"):
+            ask(text)
+    path = cassette_dir / "chat.yaml"
+    status, _, err = run(capsys, "prune", str(path))
+    assert status == 2 and err.count("\n") == 1 and "no run has recorded what it played" in err
+    with PlayLog():  # what the pytest plugin does for a whole run
+        with llmvcr.recording("chat", record_mode="none"):
+            ask("two")
+        with llmvcr.recording("chat", record_mode="none"):  # another test of the same run
+            ask("three")
+    log = json.loads((cassette_dir / PLAY_LOG).read_text())["cassettes"]["chat.yaml"]
+    assert log["entries"] == 4 and [p for p, _ in log["unplayed"]] == [0, 3] and log["failed_tests"] == []
+    status, out, _ = run(capsys, "prune", str(path), "--dry-run")
+    assert status == 0 and "kept 2 of 4 entries, would drop 2" in out and len(llmvcr.load_cassette(path)) == 4
+    status, out, _ = run(capsys, "prune", "chat")  # a bare name under the cassette folder
     assert status == 0 and "kept 2 of 4 entries, dropped 2" in out
-    pruned = llmvcr.load_cassette(agent)
-    assert [e.request.path for e in pruned.entries] == ["/v1/messages", "/v1/chat/completions"]
-    assert pruned.metadata["last_run"]["played"] == [0, 1]
+    pruned = llmvcr.load_cassette(path)
+    assert [e.request.body["messages"][0]["content"] for e in pruned.entries] == ["two", "three"]
+    with llmvcr.recording(path, record_mode="none") as again:  # what the run used still replays
+        ask("two")
+        ask("three")
+    assert again.unplayed == []
+    assert "kept 2 of 2 entries, dropped 0" in run(capsys, "prune", str(path))[1]
 
 
-def test_errors_are_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_prune_refuses_after_a_failure_or_a_change(capsys: pytest.CaptureFixture[str], anthropic_client: Any,
+                                                  cassette_dir: Path) -> None:
+    def ask(text: str) -> None:
+        anthropic_client.messages.create(model="claude-test", max_tokens=8, messages=[{"role": "user", "content": text}])
+
+    with llmvcr.recording("chat"):
+        ask("one")
+        ask("two")
+    path = cassette_dir / "chat.yaml"
+    with pytest.raises(RuntimeError), PlayLog(), llmvcr.recording(path, record_mode="none"):
+        ask("one")
+        raise RuntimeError("the run stopped before asking 'two'")
+    status, _, err = run(capsys, "prune", str(path))
+    assert status == 2 and "failed" in err and "make the tests pass" in err and len(llmvcr.load_cassette(path)) == 2
+    with PlayLog(), llmvcr.recording(path, record_mode="none"):
+        ask("one")
+    with llmvcr.recording(path, record_mode="new_episodes"):  # the file grows after the run
+        ask("three")
+    status, _, err = run(capsys, "prune", str(path))
+    assert status == 2 and "changed since the last run" in err and "2 entries then, 3 now" in err
+    assert len(llmvcr.load_cassette(path)) == 3
+
+
+PRUNE_TESTS = """
+import os, anthropic, pytest
+
+def ask(text):
+    client = anthropic.Anthropic(api_key="test", base_url=os.environ["LLM_URL"], max_retries=0)
+    return client.messages.create(model="claude-test", max_tokens=8, messages=[{"role": "user", "content": text}])
+
+@pytest.mark.llmvcr("shared")
+def test_a():
+    ask("a")
+    if os.environ.get("EXTRA"):
+        ask("c")
+
+@pytest.mark.llmvcr("shared")
+def test_b():
+    ask("b")
+    assert not os.environ.get("FAIL_B")
+"""
+
+
+def test_the_pytest_plugin_records_plays_for_prune(pytester: pytest.Pytester, server: Any, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("LLM_URL", server.url)
+    monkeypatch.delenv("CI", raising=False)
+    pytester.makepyfile(test_chat=PRUNE_TESTS)
+
+    def pytest_run(*args: str) -> pytest.RunResult:
+        return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:recording", *args, timeout=120)
+
+    monkeypatch.setenv("EXTRA", "1")
+    pytest_run("--llmvcr-record-mode=new_episodes").assert_outcomes(passed=2)  # records a, c, b
+    monkeypatch.delenv("EXTRA")
+    cassette = pytester.path / "cassettes" / "shared.yaml"
+    assert len(llmvcr.load_cassette(cassette)) == 3
+    monkeypatch.setenv("FAIL_B", "1")
+    pytest_run("--llmvcr-record-mode=none").assert_outcomes(passed=1, failed=1)
+    status, _, err = run(capsys, "prune", str(cassette))
+    assert status == 2 and "test_chat.py::test_b failed" in err
+    monkeypatch.delenv("FAIL_B")
+    pytest_run("--llmvcr-record-mode=none", "-n", "2").assert_outcomes(passed=2)  # two workers, one record
+    log = json.loads((cassette.parent / PLAY_LOG).read_text())["cassettes"]["shared.yaml"]
+    assert log["entries"] == 3 and [p for p, _ in log["unplayed"]] == [1] and log["failed_tests"] == []
+    status, out, _ = run(capsys, "prune", str(cassette))
+    assert status == 0 and "kept 2 of 3 entries, dropped 1" in out
+    assert [e.request.body["messages"][0]["content"] for e in llmvcr.load_cassette(cassette).entries] == ["a", "b"]
+    before = server.request_count
+    pytest_run("--llmvcr-record-mode=none").assert_outcomes(passed=2)
+    assert server.request_count == before
+
+
+def test_plays_of_one_run_merge() -> None:
+    # an entry stays unplayed only while every session that saw it left it unplayed
+    assert merge_unplayed((3, {1: "c", 2: "b"}), (3, {0: "a", 1: "c"})) == (3, {1: "c"})
+    assert merge_unplayed((2, {1: "x"}), (3, {2: "y"})) == (3, {2: "y"})  # the second session saw a longer file
+    assert merge_unplayed((3, {1: "x"}), (3, {1: "other"})) == (3, {})  # not the same entry: keep it
+
+
+def one_line_error(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    try:
+        status = main(list(argv))
+    except SystemExit as exit:  # argparse
+        status = int(exit.code or 0)
+    out, err = capsys.readouterr()
+    assert status == 2, argv
+    assert out == "" and err.count("\n") == 1 and "Traceback" not in err, (argv, err)
+    return err
+
+
+def test_errors_are_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path, agent: Path,
+                             monkeypatch: pytest.MonkeyPatch) -> None:
     broken = tmp_path / "broken.yaml"
     broken.write_text("version: 1\nentries: [\n")
-    for argv in (["show", str(broken)], ["diff", str(broken), str(broken)], ["show", str(tmp_path / "none.yaml")],
-                 ["prune", str(broken)], ["convert", str(broken), "--to", "regista", "-o", str(tmp_path / "t.jsonl")]):
-        status, _, err = run(capsys, *argv)
-        assert status == 2, argv
-        assert err.count("\n") == 1 and err.startswith("llmvcr: error: ") and "Traceback" not in err, argv
+    for argv in (["show", str(broken)], ["diff", str(broken), str(broken)],
+                 ["convert", str(broken), "--to", "regista", "-o", str(tmp_path / "t.jsonl")]):
+        err = one_line_error(capsys, *argv)
+        assert err.startswith(f"llmvcr: error: {broken}: not valid YAML at line 3") and "restore it" in err
+    assert "no run has recorded what it played" in one_line_error(capsys, "prune", str(broken))
+    assert "no command given; see 'llmvcr --help'" in one_line_error(capsys)
+    assert "invalid choice: 'bogus'" in one_line_error(capsys, "bogus")
+    err = one_line_error(capsys, "convert", str(agent), "--to", "xml", "-o", "x")
+    assert err.startswith("llmvcr convert: error: argument --to: invalid choice: 'xml'") and "see 'llmvcr convert --help'" in err
+    assert "required: -o/--output" in one_line_error(capsys, "convert", str(agent), "--to", "regista")
+    assert "required: B" in one_line_error(capsys, "diff", str(agent))
+    # missing files, folders and wrong formats say what to do
+    err = one_line_error(capsys, "show", "nope")
+    assert f"nope: no such file (nor {agent.parent / 'nope.yaml'}); check the path" in err  # the cassette folder
+    assert "is a folder; name a cassette file in it" in one_line_error(capsys, "show", str(tmp_path))
+    assert "is a file; llmvcr ls lists a folder" in one_line_error(capsys, "ls", str(agent))
+    assert "no such folder" in one_line_error(capsys, "ls", str(tmp_path / "none"))
+    assert "no such file or folder" in one_line_error(capsys, "scan", str(tmp_path / "none"))
+    err = one_line_error(capsys, "convert", str(agent), "--from", "vcrpy", "--to", "regista", "-o", "t.jsonl")
+    assert "not a vcrpy cassette; is it really a vcrpy file? leave out --from to detect the format" in err
+    notes = tmp_path / "notes.json"
+    notes.write_text('{"title": "not a cassette"}')
+    assert "llmvcr reads llmvcr cassettes, vcrpy" in one_line_error(capsys, "show", str(notes))
+    # a file in the working folder is read as given, whatever its extension
+    with pytest.warns(llmvcr.convert.ConversionWarning):
+        llmvcr.to_regista_trace(agent, tmp_path / "trace.jsonl")
+    monkeypatch.chdir(tmp_path)
+    status, out, _ = run(capsys, "show", "trace.jsonl")
+    assert status == 0 and out.startswith("trace.jsonl: 4 entries")
+
+
+def test_a_closed_pipe_is_not_an_error(agent: Path) -> None:
+    done = subprocess.run(f"{sys.executable} -m llmvcr show {agent} | head -1", shell=True, capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert done.stdout.startswith(str(agent)) and done.stderr == ""
+
+
+MIGRATE_TESTS = """
+import os, anthropic, openai, pytest
+
+@pytest.mark.{marker}
+def test_chat():
+    a = anthropic.Anthropic(api_key="sk-ant-api03-inner-key-0000000000000000", base_url=os.environ["LLM_URL"])
+    o = openai.OpenAI(api_key="sk-proj-inner-key-00000000000000000000", base_url=os.environ["LLM_URL"] + "/v1")
+    assert a.messages.create(model="claude-test", max_tokens=8,
+                             messages=[{{"role": "user", "content": "hi"}}]).content[0].text == "Echo: hi"
+    with a.messages.stream(model="claude-test", max_tokens=8, messages=[{{"role": "user", "content": "yo"}}]) as s:
+        assert s.get_final_text() == "Echo: yo"
+    chunks = o.chat.completions.create(model="gpt-test", messages=[{{"role": "user", "content": "hey"}}], stream=True)
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "Echo: hey"
+"""
+
+
+def test_a_pytest_recording_suite_migrates_in_one_command(pytester: pytest.Pytester, server: Any, agent: Path,
+                                                           monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("LLM_URL", server.url)
+    monkeypatch.delenv("CI", raising=False)
+    test_file = pytester.makepyfile(test_chat=MIGRATE_TESTS.format(marker="vcr"))
+    recorded = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--record-mode=once", timeout=120)
+    recorded.assert_outcomes(passed=1)  # pytest-recording wrote cassettes/test_chat/test_chat.yaml
+    folder = pytester.path / "cassettes"
+    source = folder / "test_chat" / "test_chat.yaml"
+    assert "interactions" in yaml.safe_load(source.read_text())
+    mixed = folder / "test_other" / "test_mixed.yaml"  # a cassette that also holds a non-LLM call
+    document = yaml.safe_load(source.read_text())
+    document["interactions"].append({
+        "request": {"method": "GET", "uri": "https://example.com/health", "body": None, "headers": {}},
+        "response": {"status": {"code": 200, "message": "OK"}, "headers": {}, "body": {"string": "ok"}}})
+    mixed.parent.mkdir()
+    mixed.write_text(yaml.safe_dump(document))
+    mixed_before = mixed.read_bytes()
+    (folder / "already.yaml").write_bytes(agent.read_bytes())
+
+    status, out, err = run(capsys, "convert", str(folder), "--to", "llmvcr-yaml", "-o", str(folder))
+    assert status == 0
+    assert f"wrote {source} (llmvcr-yaml, 3 entries from {source})" in out
+    assert "converted 1 file(s)" in out
+    assert f"kept {mixed}: it also holds calls llmvcr does not replay" in err
+    assert f"skipped {folder / 'already.yaml'}: already llmvcr-yaml" in err
+    assert mixed.read_bytes() == mixed_before
+    assert len(llmvcr.load_cassette(source)) == 3
+    assert run(capsys, "scan", str(source))[0] == 0  # the keys vcrpy kept did not come along
+    # the same test, now on llmvcr's marker, replays the migrated cassette with no network
+    test_file.write_text(MIGRATE_TESTS.format(marker="llmvcr"))
+    before = server.request_count
+    replayed = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:recording",
+                                             "--llmvcr-record-mode=none", timeout=120)
+    replayed.assert_outcomes(passed=1)
+    assert server.request_count == before
+    replayed.stdout.fnmatch_lines(["llmvcr: 3 LLM calls replayed, 0 recorded*0 unplayed entries*"])
+
+
+def test_convert_a_folder_to_another(capsys: pytest.CaptureFixture[str], agent: Path, tmp_path: Path) -> None:
+    (agent.parent / "sub").mkdir()
+    (agent.parent / "sub" / "copy.yaml").write_bytes(agent.read_bytes())
+    (agent.parent / "broken.yaml").write_text("version: 1\nentries: [\n")
+    status, out, err = run(capsys, "convert", str(agent.parent), "--to", "agentskit", "-o", str(tmp_path / "out"))
+    assert status == 2  # one file could not be read; the others were converted
+    assert "converted 2 file(s)" in out and "broken.yaml: not valid YAML" in err
+    for name in ("agent.json", "sub/copy.json"):
+        assert json.loads((tmp_path / "out" / name).read_text())["version"] == 1
+    err = one_line_error(capsys, "convert", str(agent.parent), "--to", "regista", "-o", str(agent))
+    assert "is a file; when SRC is a folder, -o names the output folder" in err
