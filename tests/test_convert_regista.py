@@ -222,6 +222,11 @@ async def test_a_trace_regista_wrote_replays_through_the_anthropic_sdk(server: A
         reply = anthropic_client.messages.create(**body)
     assert reply.content[0].text == original.output and reply._request_id == recorded[1]["request_id"]
     assert server.request_count == before and blocked == []
+    # regista's own replay of the session writes a trace too; it reads into the same calls
+    replayed = await regista.replay(original.trace_path, trace_dir=tmp_path / "replays")
+    from_replay = llmvcr.from_regista_trace(replayed.trace_path)
+    assert from_replay.metadata["regista"]["replay_of"] == original.session_id
+    assert [(e.request, e.response) for e in from_replay.entries] == [(e.request, e.response) for e in cassette.entries]
 
 
 async def test_a_trace_as_streamed_calls(server: Any, tmp_path: Path, request: Any) -> None:
@@ -250,15 +255,24 @@ def test_from_regista_as_openai_calls(server: Any, tmp_path: Path, openai_client
     assert replies[1].choices[0].message.content == original.output
 
 
-def test_trace_round_trip_keeps_every_request(anthropic_client: Any, tmp_path: Path) -> None:
-    with llmvcr.recording("agent") as cassette:
+def test_trace_round_trip_keeps_every_request_and_the_seed(anthropic_client: Any, tmp_path: Path) -> None:
+    with llmvcr.recording("agent", seed="bug-repro-#427") as cassette:
         anthropic_loop(anthropic_client)
+    cassette.metadata["ticket"] = "BUG-427"
     first = llmvcr.to_regista_trace(cassette, tmp_path / "first.jsonl")
-    second = llmvcr.to_regista_trace(llmvcr.from_regista_trace(first), tmp_path / "second.jsonl")
+    start = events_of(first)[0]
+    assert start["llmvcr"]["seed"] == "bug-repro-#427" and start["llmvcr"]["metadata"] == {"ticket": "BUG-427"}
+    assert start["llmvcr"]["recorded_with"]["anthropic"] == cassette.recorded_with["anthropic"]
+    assert Trace.load(first).start.task == TASK  # regista's loader takes the extra key in its stride
+    back = llmvcr.from_regista_trace(first)
+    assert back.seed == "bug-repro-#427" and back.metadata["ticket"] == "BUG-427"
+    assert back.recorded_with["anthropic"] == cassette.recorded_with["anthropic"]
+    second = llmvcr.to_regista_trace(back, tmp_path / "second.jsonl")
     assert hashes(second) == hashes(first)
-    strip = {"session_id", "ts", "regista_version", "latency_ms", "cost_usd", "wall_time_ms"}
+    strip = {"session_id", "ts", "regista_version", "latency_ms", "cost_usd", "wall_time_ms", "llmvcr"}
     assert [{k: v for k, v in e.items() if k not in strip} for e in events_of(second)] == \
            [{k: v for k, v in e.items() if k not in strip} for e in events_of(first)]
+    assert events_of(second)[0]["llmvcr"]["seed"] == "bug-repro-#427"
 
 
 def test_bad_traces_are_format_errors(tmp_path: Path) -> None:

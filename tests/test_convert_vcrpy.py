@@ -69,6 +69,7 @@ def test_a_vcrpy_cassette_replays_through_llmvcr(tmp_path: Path, anthropic_clien
     assert len(converted) == 8
     assert [e.provider for e in converted.entries] == ["anthropic"] * 3 + ["openai"] * 5
     assert converted.recorded_with["anthropic"] and converted.recorded_with["openai"]
+    assert converted.metadata == {"converted_from": {"format": "vcrpy", "file": "test_chat.yaml"}}  # no local path
     first = converted.entry(0)
     assert first.request.path == "/v1/messages" and first.request.headers == {"anthropic-version": first.request.headers[
         "anthropic-version"]}

@@ -81,8 +81,12 @@ def _provider(call: Call) -> str:
     return "openai_compat" if call.api.startswith("openai") else "anthropic"
 
 
-def _plan(calls: list[Call]) -> tuple[list[JSON], list[str]]:
-    """The event payloads of one session, and every reason regista's loop would not have produced it."""
+def _plan(calls: list[Call], kept: JSON) -> tuple[list[JSON], list[str]]:
+    """The event payloads of one session, and every reason regista's loop would not have produced it.
+
+    ``kept`` (the cassette's seed, metadata and versions) rides on ``session.start`` under
+    ``llmvcr``: regista's loader ignores keys it does not know, and ``from_regista_trace`` reads it.
+    """
     reasons: list[str] = []
     first = calls[0].request if calls else None
     messages = first["messages"] if first else []
@@ -100,6 +104,7 @@ def _plan(calls: list[Call]) -> tuple[list[JSON], list[str]]:
         "model": first["model"] if first else "", "provider": _provider(calls[0]) if calls else "anthropic",
         "tool_schemas": first["tools"] if first else [], "policy": "allow_all", "context": dict(DEFAULT_CONTEXT),
         "regista_version": f"llmvcr-{LLMVCR_VERSION}", "replay_of": None, "skills": [], "parent_session_id": None,
+        "llmvcr": kept,
     }]
     total = usage()
     cost = 0.0
@@ -194,7 +199,8 @@ def to_regista_trace(cassette: Cassette | str | os.PathLike[str], path: str | os
         else:
             calls.append(call)
             left_out.extend(f"entry {position}: {note}" for note in call.notes)
-    events, reasons = _plan(calls)
+    kept: JSON = {"seed": cassette.seed, "metadata": cassette.metadata, "recorded_with": cassette.recorded_with}
+    events, reasons = _plan(calls, kept)
     if not calls:
         reasons.append("the cassette holds no model calls")
     session_id = session_id or new_ulid()
@@ -292,9 +298,17 @@ def from_regista_trace(path: str | os.PathLike[str], *, provider: str | None = N
         raise ValueError(f"provider must be 'anthropic' or 'openai', not {provider!r}")
     requests = [e for e in events if e["type"] == "llm.request"]
     responses = [e for e in events if e["type"] == "llm.response"]
+    kept = start.get("llmvcr") if isinstance(start.get("llmvcr"), dict) else {}  # written by to_regista_trace
+    recorded_with = {str(k): str(v) for k, v in (kept.get("recorded_with") or {}).items()}
+    recorded_with.setdefault("llmvcr", LLMVCR_VERSION)
+    if not str(start.get("regista_version", "")).startswith("llmvcr-"):
+        recorded_with["regista"] = str(start.get("regista_version", ""))
+    seed = kept.get("seed")
     cassette = Cassette(
-        recorded_with={"llmvcr": LLMVCR_VERSION, "regista": str(start.get("regista_version", ""))},
-        metadata={"regista": {k: start.get(k) for k in ("session_id", "task", "model", "provider", "replay_of")}},
+        seed=None if seed is None else str(seed),
+        recorded_with=recorded_with,
+        metadata={**(kept.get("metadata") or {}),
+                  "regista": {k: start.get(k) for k in ("session_id", "task", "model", "provider", "replay_of")}},
     )
     for request_event, response_event in zip(requests, responses):
         request, response = request_event.get("request"), response_event.get("response")

@@ -202,7 +202,7 @@ def from_vcrpy(path: str | os.PathLike[str]) -> Cassette:
             left_out.append(result)
         else:
             entries.append(result)
-    metadata: JSON = {"converted_from": {"format": "vcrpy", "path": path}}
+    metadata: JSON = {"converted_from": {"format": "vcrpy", "file": os.path.basename(path)}}  # no local paths
     cassette = Cassette(recorded_with=versions, metadata=metadata)
     for entry in entries:
         cassette.append(entry)
