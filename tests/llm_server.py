@@ -629,3 +629,77 @@ _ROUTES: dict[str, Callable[[JSON], _Prompt]] = {
 def start_server() -> LLMServer:
     """Start a server on an ephemeral loopback port (the caller stops it)."""
     return LLMServer().start()
+
+
+# --------------------------------------------------------------------------- Responses over WebSocket
+
+
+class ResponsesWebSocketServer:
+    """Loopback fake of OpenAI's Responses WebSocket (``wss://api.openai.com/v1/responses``).
+
+    Each ``response.create`` message is answered with the same events ``POST /v1/responses`` streams
+    (``"Echo: <input>"``, ids from a hash of the message). Markers in the input: ``__slow_stream__``
+    (50 ms between events), ``__ws_drop__`` (four events, then close code 1011). Other client
+    messages get an ``error`` event. Needs the ``websockets`` package.
+    """
+
+    def __init__(self) -> None:
+        self.messages: list[tuple[str, Any]] = []  # (path, parsed client message)
+        self.url = ""
+        self._lock = threading.Lock()
+        self._server: Any = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> Self:
+        from websockets.sync.server import serve
+
+        if self._server is None:
+            self._server = serve(self._handle, "127.0.0.1", 0)
+            self.url = f"ws://127.0.0.1:{self._server.socket.getsockname()[1]}"
+            self._thread = threading.Thread(target=self._server.serve_forever, name="llm-ws-server", daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            if self._thread is not None:
+                self._thread.join(timeout=5)
+            self._server = self._thread = None
+
+    @property
+    def message_count(self) -> int:
+        with self._lock:
+            return len(self.messages)
+
+    def _handle(self, connection: Any) -> None:
+        from websockets.exceptions import ConnectionClosed
+
+        path = connection.request.path
+        try:
+            for raw in connection:
+                body = json.loads(raw)
+                with self._lock:
+                    self.messages.append((path, body))
+                if body.get("type") != "response.create":
+                    connection.send(json.dumps({"type": "error", "code": "unknown_event", "param": None,
+                                                "message": f"unsupported event {body.get('type')!r}",
+                                                "sequence_number": 0}))
+                    continue
+                create = {k: v for k, v in body.items() if k != "type"}
+                text = _responses_prompt(create).text
+                canonical = json.dumps(create, sort_keys=True, separators=(",", ":"))
+                plan = _Plan(seed=hashlib.sha256(f"ws|{canonical}".encode()).hexdigest(),
+                             model=str(create.get("model", "")), text=f"Echo: {text}", body=create,
+                             input_tokens=max(1, len(canonical) // 4))
+                events = _response_events(plan)
+                drop = "__ws_drop__" in text
+                for i, event in enumerate(events[:STREAM_PREFIX_EVENTS] if drop else events):
+                    if i and "__slow_stream__" in text:
+                        time.sleep(0.05)
+                    connection.send(json.dumps(event))
+                if drop:
+                    connection.close(1011, "dropped (triggered by __ws_drop__)")
+                    return
+        except ConnectionClosed:
+            pass

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import importlib.metadata
 import json
+import time
 from typing import Any
 
 import pytest
@@ -202,3 +203,147 @@ async def test_the_readme_adapter_async(server: Any, mistral_provider: Any, requ
     request.getfixturevalue("no_network")
     with llmvcr.recording("mistral-async", record_mode="none"):
         assert await run() == live
+
+
+# -- OpenAI's Responses API over WebSocket (responses.connect) -------------------------------------------
+@pytest.fixture(scope="module")
+def ws_server() -> Any:
+    pytest.importorskip("websockets")
+    from llm_server import ResponsesWebSocketServer
+    from openai.resources.responses import responses
+
+    if not hasattr(responses.Responses, "connect"):
+        pytest.skip("this openai has no responses.connect()")
+    srv = ResponsesWebSocketServer().start()
+    yield srv
+    srv.stop()
+
+
+def _ws_clients(ws_server: Any) -> tuple[Any, Any]:
+    import openai
+
+    kw = {"api_key": "sk-proj-SENTINEL-openai-key-0123456789abcdef", "base_url": "http://127.0.0.1:9/v1",
+          "websocket_base_url": ws_server.url + "/v1", "max_retries": 0}
+    return openai.OpenAI(**kw), openai.AsyncOpenAI(**kw)
+
+
+def _until_completed(conn: Any) -> list[Any]:
+    events = []
+    for event in conn:
+        events.append(event)
+        if event.type == "response.completed":
+            break
+    return events
+
+
+def _ws_conversation(client: Any) -> list[Any]:
+    """Two turns on one socket (the second chained by previous_response_id), then a server-side drop."""
+    from openai.types.responses import ResponseCompletedEvent
+
+    with client.responses.connect() as conn:
+        conn.response.create(model="gpt-test", input="hello socket")
+        first = _until_completed(conn)
+        assert isinstance(first[-1], ResponseCompletedEvent)
+        conn.response.create(model="gpt-test", input="and again", previous_response_id=first[-1].response.id)
+        second = _until_completed(conn)
+        text = "".join(e.delta for e in second if e.type == "response.output_text.delta")
+        conn.response.create(model="gpt-test", input="__ws_drop__ now")
+        dropped = []
+        with pytest.raises(Exception) as closed:
+            for event in conn:
+                dropped.append(event.type)
+    error = closed.value
+    return [[e.model_dump() for e in first], text, dropped, (type(error).__name__, error.rcvd.code, error.rcvd.reason)]
+
+
+def test_responses_websocket_records_and_replays(ws_server: Any, cassette_dir: Any, request: Any) -> None:
+    from openai.resources.responses.responses import ResponsesConnectionManager
+
+    client, _ = _ws_clients(ws_server)
+    with llmvcr.recording("ws") as cassette:
+        live = _ws_conversation(client)
+    assert live[3] == ("ConnectionClosedError", 1011, "dropped (triggered by __ws_drop__)")
+    assert live[1] == "Echo: and again" and len(live[2]) == 4  # four events, then the drop
+    assert [e.request.method for e in cassette.entries] == ["WS"] * 3
+    assert {e.request.path for e in cassette.entries} == {"/v1/responses"}
+    assert [e.provider for e in cassette.entries] == ["openai"] * 3
+    assert cassette.entries[1].request.body["previous_response_id"] == live[0][-1]["response"]["id"]
+    first = cassette.entries[0].response.stream or []
+    assert first[-1]["data"]["type"] == "response.completed" and all("t" in e for e in first)
+    assert cassette.entries[2].response.failure == "1011 dropped (triggered by __ws_drop__)"
+    assert cassette.recorded_with["openai"]
+    assert b"SENTINEL" not in b"".join(p.read_bytes() for p in cassette_dir.rglob("*.yaml"))
+
+    before = ws_server.message_count
+    attempts = request.getfixturevalue("no_network")
+    with llmvcr.recording("ws", record_mode="none") as replay:
+        assert _ws_conversation(client) == live
+        assert replay.unplayed == []
+    with llmvcr.recording("ws", record_mode="none"):
+        with client.responses.connect() as conn:
+            with pytest.raises(llmvcr.ReplayDivergence, match="request.body.input"):
+                conn.response.create(model="gpt-test", input="something new")
+    with llmvcr.recording("ws", record_mode="none"):
+        with client.responses.connect() as conn:
+            conn.response.create(model="gpt-test", input="hello socket")
+            events = [conn.recv() for _ in range(len(first))]
+            assert events[-1].type == "response.completed"
+            from llmvcr.providers.openai_ws import ReplayExhausted
+
+            with pytest.raises(ReplayExhausted):  # live would wait for ever; replay says so at once
+                conn.recv()
+    assert ws_server.message_count == before and attempts == []
+    assert not hasattr(ResponsesConnectionManager.__dict__["_connect_ws"], "__wrapped__")
+
+
+async def test_async_responses_websocket_pacing_close_and_cancel(ws_server: Any, request: Any) -> None:
+    _, client = _ws_clients(ws_server)
+
+    async def turn(conn: Any, text: str) -> list[Any]:
+        await conn.response.create(model="gpt-test", input=text)
+        events = []
+        async for event in conn:
+            events.append(event.model_dump())
+            if event.type == "response.completed":
+                break
+        return events
+
+    async def session() -> tuple[list[Any], list[Any]]:
+        async with client.responses.connect() as conn:
+            paced = await turn(conn, "__slow_stream__ pace me")
+            await conn.response.create(model="gpt-test", input="close early")
+            early = [(await conn.recv()).type for _ in range(3)]
+        return paced, early
+
+    with llmvcr.recording("ws-async") as cassette:
+        live = await session()
+    paced_entry, early_entry = cassette.entries
+    span = (paced_entry.response.stream or [])[-1]["t"]
+    assert span >= 300  # eleven events, 50 ms apart
+    assert early_entry.response.truncated and len(early_entry.response.stream or []) == 3
+    assert not paced_entry.response.truncated
+
+    attempts = request.getfixturevalue("no_network")
+    before = ws_server.message_count
+    timings = {}
+    for speed in (None, 1.0):
+        with llmvcr.recording("ws-async", record_mode="none", replay_speed=speed):
+            start = time.perf_counter()
+            assert await session() == live
+            timings[speed] = (time.perf_counter() - start) * 1000
+    assert timings[None] < 0.25 * span and timings[1.0] >= 0.8 * span, timings
+
+    # Cancelling a paced recv() loses nothing, as with a live socket: the next recv() gets that event.
+    with llmvcr.recording("ws-async", record_mode="none", replay_speed=1.0):
+        async with client.responses.connect() as conn:
+            await conn.response.create(model="gpt-test", input="__slow_stream__ pace me")
+            got = [(await conn.recv()).model_dump()]
+            task = asyncio.create_task(conn.recv())
+            await asyncio.sleep(0.01)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            while got[-1]["type"] != "response.completed":
+                got.append((await conn.recv()).model_dump())
+    assert got == live[0]
+    assert ws_server.message_count == before and attempts == []

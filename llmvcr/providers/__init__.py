@@ -119,8 +119,9 @@ def installed() -> bool:
 def _builtin() -> None:
     from .anthropic import provider as anthropic_provider
     from .openai import provider as openai_provider
+    from .openai_ws import provider as openai_ws_provider
 
-    for p in (anthropic_provider, openai_provider):
+    for p in (anthropic_provider, openai_provider, openai_ws_provider):
         _providers[p.name] = p
 
 

@@ -1,0 +1,304 @@
+"""OpenAI's Responses API over WebSocket (``client.responses.connect()``, sync and async).
+
+The seam: ``ResponsesConnectionManager._connect_ws`` (and its async twin, GA and beta) returns the
+``websockets`` connection the SDK sends on and reads from; the SDK only ever calls its ``send``,
+``recv(decode=False)`` and ``close``. While a cassette is open it returns a stand-in instead.
+
+Each message the client sends is one request (method ``WS``, the socket's path, the message as
+body); the server messages read after it, until the next client message, are its response
+``stream`` (each with its arrival offset ``t`` in ms after the send), and a close by the server
+is its ``failure``. On replay a matched message queues its recorded messages for ``recv`` (paced
+by ``replay_speed``) and the SDK parses them into its own event types. The real connection is
+opened, through the SDK's own code, at the first message the cassette does not answer; replay
+never opens one. A ``recv`` with nothing recorded left raises :class:`ReplayExhausted` (live, it
+would wait for ever), or ``TimeoutError`` when given a timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import importlib.metadata
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+from ..cassette import Request, Response
+from ..errors import LLMVCRError
+from ._http import _Patch
+
+ENTRY_PROVIDER = "openai"  # entries name the SDK, as its HTTP calls do
+_MODULES = ("openai.resources.responses.responses", "openai.resources.beta.responses.responses")
+_TERMINAL = frozenset({"response.completed", "response.failed", "response.incomplete", "error"})
+
+
+class ReplayExhausted(LLMVCRError):
+    """``recv()`` on a replayed WebSocket that has no recorded message left to give."""
+
+
+def _close_error(failure: str | None, *, by_client: bool = False) -> BaseException:
+    """``"1011 reason"`` -> the ``websockets`` exception the SDK saw live."""
+    from websockets.exceptions import ConnectionClosedError, ConnectionClosedOK
+    from websockets.frames import Close
+
+    code_text, _, reason = (failure or "1000").partition(" ")
+    code = int(code_text) if code_text.isdigit() else 1006
+    frame = Close(code, reason)
+    cls = ConnectionClosedOK if code in (1000, 1001) else ConnectionClosedError
+    return cls(frame, frame, not by_client)
+
+
+class _Socket:
+    """What both stand-ins share: the turn being recorded, and the queue of replayed messages."""
+
+    def __init__(self, session: Any, path: str, query: tuple[tuple[str, str], ...], opener: Callable[[], Any]) -> None:
+        self.session, self.path, self.query, self.opener = session, path, query, opener
+        self.real: Any = None
+        self.queue: deque[tuple[float, bytes | None, str | None]] = deque()  # (due, message, failure)
+        self.turn: tuple[Request, str, float, list[dict[str, Any]]] | None = None
+        self.waiting: list[dict[str, Any]] = []  # messages read before any was sent
+        self.closed: tuple[int, str] | None = None
+        self.lock = threading.Lock()
+
+    # -- both directions -------------------------------------------------------------------
+    def _begin(self, data: str | bytes) -> bool:
+        """A client message: serve it from the cassette (False), or send it live (True)."""
+        try:
+            body: Any = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            body = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+        request = Request("WS", self.path, body=self.session.redactor.tree(body), query=self.query)
+        with self.lock:
+            self._finish()
+        decision = self.session.decide(ENTRY_PROVIDER, request)  # may raise ReplayDivergence
+        now = time.perf_counter()
+        if decision.entry is not None:
+            self._enqueue(decision.entry.response, now)
+            return False
+        with self.lock:
+            events, self.waiting = self.waiting, []
+            self.turn = (request, decision.request_hash, now, events)
+        return True
+
+    def _enqueue(self, response: Response, now: float) -> None:
+        speed = self.session.options.replay_speed
+        due = now
+        with self.lock:
+            for event in response.stream or []:
+                t = event.get("t")
+                if speed and isinstance(t, (int, float)):
+                    due = now + t / 1000 / speed
+                data = event.get("data")
+                self.queue.append((due, data.encode() if isinstance(data, str) else orjson.dumps(data), None))
+            if response.failure:
+                self.queue.append((due, None, response.failure))
+
+    def _received(self, message: str | bytes) -> None:
+        try:
+            data: Any = orjson.loads(message)
+        except orjson.JSONDecodeError:
+            data = message.decode("utf-8", "replace") if isinstance(message, bytes) else message
+        with self.lock:
+            if self.turn is None:
+                self.waiting.append({"data": data, "t": 0.0})
+                return
+            start, events = self.turn[2], self.turn[3]
+            events.append({"data": data, "t": round((time.perf_counter() - start) * 1000, 1)})
+
+    def _finish(self, *, failure: str | None = None, closing: bool = False) -> None:
+        """Record the turn in progress (called with the lock held)."""
+        if self.turn is None:
+            return
+        request, request_hash, _, events = self.turn
+        self.turn = None
+        last = events[-1]["data"] if events else None
+        kind = last.get("type") if isinstance(last, dict) else None
+        truncated = closing and failure is None and kind not in _TERMINAL
+        redactor = self.session.redactor
+        response = Response(101, {}, stream=redactor.tree(events), truncated=truncated, failure=failure)
+        self.session.record(ENTRY_PROVIDER, request, response, request_hash)
+
+    def _closed_live(self, err: BaseException) -> None:
+        rcvd = getattr(err, "rcvd", None)
+        failure = f"{rcvd.code} {rcvd.reason}".rstrip() if rcvd is not None else "1006"
+        with self.lock:
+            self._finish(failure=failure)
+
+    def _peek(self) -> tuple[float, bytes | None, str | None] | None:
+        with self.lock:
+            return self.queue[0] if self.queue else None
+
+    def _take(self, decode: bool | None) -> str | bytes:
+        """Hand out the message at the head of the queue (after its wait: a cancelled wait loses nothing)."""
+        with self.lock:
+            if not self.queue:  # closed while waiting
+                raise self._nothing_left(None)
+            _, message, failure = self.queue.popleft()
+        if message is None:
+            raise _close_error(failure)
+        return message if decode is False else message.decode("utf-8")
+
+    def _nothing_left(self, timeout: float | None) -> BaseException:
+        if self.closed is not None:
+            return _close_error(f"{self.closed[0]} {self.closed[1]}", by_client=True)
+        if timeout is not None:
+            return TimeoutError("timed out while receiving data")
+        return ReplayExhausted(
+            f"llmvcr: recv() on a replayed OpenAI WebSocket ({self.path}) with no recorded message left in "
+            f"{self.session.path}; live, this call would wait for a message the recording never received"
+        )
+
+    def _close_local(self, code: int, reason: str) -> None:
+        with self.lock:
+            self._finish(closing=True)
+            self.closed = (code, reason)
+            self.queue.clear()
+
+
+class SyncSocket(_Socket):
+    """Stands in for ``websockets.sync.client.ClientConnection``."""
+
+    def send(self, message: str | bytes, text: bool | None = None) -> None:
+        if self.closed is not None:
+            raise _close_error(f"{self.closed[0]} {self.closed[1]}", by_client=True)
+        if self._begin(message):
+            if self.real is None:
+                self.real = self.opener()
+            self.real.send(message)
+
+    def recv(self, timeout: float | None = None, decode: bool | None = None) -> str | bytes:
+        item = self._peek()
+        if item is not None:
+            wait = item[0] - time.perf_counter()
+            if wait > 0:
+                time.sleep(wait)
+            return self._take(decode)
+        if self.real is None or self.closed is not None:
+            raise self._nothing_left(timeout)
+        from websockets.exceptions import ConnectionClosed
+
+        try:
+            message = self.real.recv(timeout=timeout, decode=decode)
+        except ConnectionClosed as err:
+            self._closed_live(err)
+            raise
+        self._received(message)
+        return message  # type: ignore[no-any-return]
+
+    def close(self, code: int = 1000, reason: str = "") -> None:
+        self._close_local(code, reason)
+        if self.real is not None:
+            self.real.close(code=code, reason=reason)
+
+
+class AsyncSocket(_Socket):
+    """Stands in for ``websockets.asyncio.client.ClientConnection``."""
+
+    async def send(self, message: str | bytes, text: bool | None = None) -> None:
+        if self.closed is not None:
+            raise _close_error(f"{self.closed[0]} {self.closed[1]}", by_client=True)
+        if self._begin(message):
+            if self.real is None:
+                self.real = await self.opener()
+            await self.real.send(message)
+
+    async def recv(self, decode: bool | None = None) -> str | bytes:
+        item = self._peek()
+        if item is not None:
+            wait = item[0] - time.perf_counter()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            return self._take(decode)
+        if self.real is None or self.closed is not None:
+            raise self._nothing_left(None)
+        from websockets.exceptions import ConnectionClosed
+
+        try:
+            message = await self.real.recv(decode=decode)
+        except ConnectionClosed as err:
+            self._closed_live(err)
+            raise
+        self._received(message)
+        return message  # type: ignore[no-any-return]
+
+    async def close(self, code: int = 1000, reason: str = "") -> None:
+        self._close_local(code, reason)
+        if self.real is not None:
+            await self.real.close(code=code, reason=reason)
+
+
+def _session_for(manager: Any) -> Any:
+    from ..session import bound_session, current_session
+
+    client = next((v for k, v in vars(manager).items() if k.endswith("__client")), None)
+    return (bound_session(client) if client is not None else None) or current_session()
+
+
+def _socket_args(manager: Any, session: Any, args: Any, kwargs: Any) -> tuple[str, tuple[tuple[str, str], ...]]:
+    url = manager._prepare_url()
+    extra_query = (args[0] if args else kwargs.get("extra_query")) or {}
+    pairs = list(url.params.multi_items()) + [(str(k), str(v)) for k, v in dict(extra_query).items()]
+    return url.path, session.redactor.query(sorted(pairs))
+
+
+def _sync_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+    session = _session_for(instance)
+    if session is None:
+        return wrapped(*args, **kwargs)
+    path, query = _socket_args(instance, session, args, kwargs)
+    return SyncSocket(session, path, query, lambda: wrapped(*args, **kwargs))
+
+
+def _async_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+    async def run() -> Any:
+        session = _session_for(instance)
+        if session is None:
+            return await wrapped(*args, **kwargs)
+        path, query = _socket_args(instance, session, args, kwargs)
+        return AsyncSocket(session, path, query, lambda: wrapped(*args, **kwargs))
+
+    return run()
+
+
+class OpenAIWebSocketProvider:
+    """The ``Provider`` for ``responses.connect()``; entries it records are the ``openai`` SDK's."""
+
+    name = "openai-responses-websocket"
+
+    def __init__(self) -> None:
+        self._patches: list[_Patch] = []
+
+    def sdk_version(self) -> str | None:
+        try:
+            return importlib.metadata.version("openai")
+        except importlib.metadata.PackageNotFoundError:
+            return None
+
+    def install(self) -> None:
+        """Wrap the connection managers of an openai that is already imported and has them."""
+        if self._patches or "openai" not in sys.modules:
+            return
+        for module_name in _MODULES:
+            try:
+                module = importlib.import_module(module_name)
+            except ImportError:
+                continue
+            for cls_name, wrapper in (("ResponsesConnectionManager", _sync_wrapper),
+                                      ("AsyncResponsesConnectionManager", _async_wrapper)):
+                cls = getattr(module, cls_name, None)
+                if cls is not None and "_connect_ws" in cls.__dict__:
+                    patch = _Patch(cls, "_connect_ws", wrapper)
+                    patch.apply()
+                    self._patches.append(patch)
+
+    def uninstall(self) -> None:
+        while self._patches:
+            self._patches.pop().undo()
+
+
+provider = OpenAIWebSocketProvider()
