@@ -8,6 +8,7 @@ SDK's own types, and the server must see no request.
 from __future__ import annotations
 
 import inspect
+import typing
 from pathlib import Path
 from typing import Any, Callable
 
@@ -39,6 +40,10 @@ class Pet(pydantic.BaseModel):
     age: int
 
 
+# the concrete classes of anthropic's RawMessageStreamEvent (an Annotated Union)
+STREAM_EVENT_TYPES = typing.get_args(typing.get_args(anthropic.types.RawMessageStreamEvent)[0])
+
+
 def dump(value: Any) -> Any:
     return value.model_dump() if hasattr(value, "model_dump") else value
 
@@ -52,7 +57,8 @@ def a_create(a: Any, o: Any) -> Any:
 
 def a_create_stream(a: Any, o: Any) -> Any:
     events = list(a.messages.create(model="claude-test", max_tokens=64, messages=USER, stream=True))
-    assert events and all(isinstance(e, anthropic.types.RawMessageStreamEvent.__args__) for e in events) or events
+    assert events and all(isinstance(e, STREAM_EVENT_TYPES) for e in events)
+    assert [e.type for e in events][0] == "message_start" and events[-1].type == "message_stop"
     return [dump(e) for e in events]
 
 
@@ -171,7 +177,15 @@ def o_azure(a: Any, o: Any) -> Any:
     az = openai.AzureOpenAI(api_key="azure-SENTINEL-key-0123456789", azure_endpoint=str(o.base_url).split("/v1")[0],
                             api_version="2024-10-21", azure_deployment="dep", max_retries=0)
     c = az.chat.completions.create(model="gpt-test", messages=USER)
-    return dump(c)
+    assert isinstance(c, openai.types.chat.ChatCompletion)
+    chunks = list(az.chat.completions.create(model="gpt-test", messages=USER, stream=True))
+    assert chunks and all(isinstance(x, openai.types.chat.ChatCompletionChunk) for x in chunks)
+    parsed = az.chat.completions.parse(model="gpt-test", messages=USER, response_format=Pet)
+    assert isinstance(parsed.choices[0].message.parsed, Pet)
+    r = az.responses.create(model="gpt-test", input="hello azure")
+    assert isinstance(r, openai.types.responses.Response)
+    e = az.embeddings.create(model="text-embedding-test", input="one")
+    return [dump(c), [dump(x) for x in chunks], dump(parsed), dump(r), dump(e)]
 
 
 def o_errors(a: Any, o: Any) -> Any:
@@ -193,6 +207,9 @@ async def aa_all(a: Any, o: Any) -> Any:
         final = await stream.get_final_message()
     count = await a.messages.count_tokens(model="claude-test", messages=USER)
     beta = await a.beta.messages.create(model="claude-test", max_tokens=64, messages=USER)
+    assert isinstance(m, anthropic.types.Message) and isinstance(final, anthropic.types.Message)
+    assert isinstance(count, anthropic.types.MessageTokensCount) and type(beta).__name__ == "BetaMessage"
+    assert events and text
     with pytest.raises(anthropic.RateLimitError):
         await a.messages.create(model="claude-test", max_tokens=64, messages=[{"role": "user", "content": "__status_429__"}])
     return [dump(m), events, text, dump(final), dump(count), dump(beta)]
@@ -212,15 +229,70 @@ async def ao_all(a: Any, o: Any) -> Any:
             pass
         rfinal = await rs.get_final_response()
     e = await o.embeddings.create(model="text-embedding-test", input="one")
+    assert isinstance(c, openai.types.chat.ChatCompletion) and isinstance(final, openai.types.chat.ChatCompletion)
+    assert chunks and isinstance(parsed.choices[0].message.parsed, Pet)
+    assert isinstance(r, openai.types.responses.Response) and isinstance(rfinal, openai.types.responses.Response)
+    assert isinstance(e, openai.types.CreateEmbeddingResponse)
     with pytest.raises(openai.RateLimitError):
         await o.chat.completions.create(model="gpt-test", messages=[{"role": "user", "content": "__status_429__"}])
     return [dump(c), chunks, dump(final), dump(parsed), dump(r), dump(rfinal), dump(e)]
 
 
+async def aa_more(a: Any, o: Any) -> Any:
+    q = [{"role": "user", "content": "What is the weather in Paris?"}]
+    first = await a.messages.create(model="claude-test", max_tokens=64, messages=q, tools=[WEATHER_TOOL])
+    assert isinstance(first, anthropic.types.Message) and first.stop_reason == "tool_use"
+    tool_use = next(b for b in first.content if b.type == "tool_use")
+    follow = q + [
+        {"role": "assistant", "content": [b.model_dump() for b in first.content]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": tool_use.id, "content": "18C, sunny"}]},
+    ]
+    second = await a.messages.create(model="claude-test", max_tokens=64, messages=follow, tools=[WEATHER_TOOL])
+    assert second.content[0].text == "The tool said: 18C, sunny"
+    async with a.messages.stream(model="claude-test", max_tokens=64, messages=[{"role": "user", "content": "again"}]) as s:
+        await s.until_done()
+        final = await s.get_final_message()
+    assert isinstance(final, anthropic.types.Message)
+    raw = await a.messages.with_raw_response.create(model="claude-test", max_tokens=64, messages=USER)
+    parsed = await raw.parse()
+    assert isinstance(parsed, anthropic.types.Message)
+    with pytest.raises(anthropic.BadRequestError) as info:
+        await a.messages.create(model="claude-test", max_tokens=64, messages=[{"role": "user", "content": "__status_400__"}])
+    return [dump(first), dump(second), dump(final), raw.status_code, raw.request_id, dump(parsed), info.value.body]
+
+
+async def ao_more(a: Any, o: Any) -> Any:
+    q: list[dict[str, Any]] = [{"role": "user", "content": "What is the weather in Paris?"}]
+    first = await o.chat.completions.create(model="gpt-test", messages=q, tools=[OPENAI_TOOL])
+    assert isinstance(first, openai.types.chat.ChatCompletion)
+    call = first.choices[0].message.tool_calls[0]
+    follow = q + [first.choices[0].message.model_dump(exclude_none=True),
+                  {"role": "tool", "tool_call_id": call.id, "content": "18C"}]
+    second = await o.chat.completions.create(model="gpt-test", messages=follow, tools=[OPENAI_TOOL])
+    tool_chunks = [dump(c) async for c in await o.chat.completions.create(model="gpt-test", messages=q,
+                                                                         tools=[OPENAI_TOOL], stream=True)]
+    events = []
+    async for event in await o.responses.create(model="gpt-test", input="hello stream", stream=True):
+        assert isinstance(event, pydantic.BaseModel) and event.type.startswith("response.")
+        events.append(dump(event))
+    raw = await o.chat.completions.with_raw_response.create(model="gpt-test", messages=USER)
+    az = openai.AsyncAzureOpenAI(api_key="azure-SENTINEL-key-0123456789",
+                                 azure_endpoint=str(o.base_url).split("/v1")[0], api_version="2024-10-21",
+                                 azure_deployment="dep", max_retries=0)
+    c = await az.chat.completions.create(model="gpt-test", messages=USER)
+    assert isinstance(c, openai.types.chat.ChatCompletion)
+    az_chunks = [dump(x) async for x in await az.chat.completions.create(model="gpt-test", messages=USER, stream=True)]
+    az_e = await az.embeddings.create(model="text-embedding-test", input="one")
+    with pytest.raises(openai.InternalServerError):
+        await o.chat.completions.create(model="gpt-test", messages=[{"role": "user", "content": "__status_500__"}])
+    return [dump(first), dump(second), tool_chunks, events, raw.status_code, dump(raw.parse()), dump(c),
+            az_chunks, dump(az_e)]
+
+
 SYNC = [a_create, a_create_stream, a_tools, a_stream_helper, a_count_tokens, a_raw, a_beta, a_errors,
         o_chat, o_chat_stream, o_chat_tools, o_parse, o_chat_stream_helper, o_responses, o_embeddings, o_raw,
         o_azure, o_errors]
-ASYNC = [aa_all, ao_all]
+ASYNC = [aa_all, ao_all, aa_more, ao_more]
 
 
 def _all_files(directory: Path) -> list[Path]:
@@ -279,7 +351,9 @@ def test_leaving_the_cassette_restores_the_sdk(anthropic_client: Any) -> None:
         "request": anthropic._base_client.SyncAPIClient.__dict__["request"],
         "arequest": anthropic._base_client.AsyncAPIClient.__dict__["request"],
         "orequest": openai._base_client.SyncAPIClient.__dict__["request"],
+        "oarequest": openai._base_client.AsyncAPIClient.__dict__["request"],
     }
+    assert not any(hasattr(f, "__wrapped__") for f in originals.values())
     with llmvcr.recording("restore"):
         assert httpx2.Client.__dict__["send"] is not originals["send"]
         assert anthropic._base_client.SyncAPIClient.__dict__["request"] is not originals["request"]
@@ -289,6 +363,7 @@ def test_leaving_the_cassette_restores_the_sdk(anthropic_client: Any) -> None:
     assert anthropic._base_client.SyncAPIClient.__dict__["request"] is originals["request"]
     assert anthropic._base_client.AsyncAPIClient.__dict__["request"] is originals["arequest"]
     assert openai._base_client.SyncAPIClient.__dict__["request"] is originals["orequest"]
+    assert openai._base_client.AsyncAPIClient.__dict__["request"] is originals["oarequest"]
 
 
 def test_divergence_names_file_diffs_and_never_reaches_network(anthropic_client: Any, server: Any,
@@ -396,3 +471,112 @@ def test_bad_options_fail_at_decoration_time() -> None:
                          ({"colour": "red"}, "record_mode")):
         with pytest.raises(ValueError, match=word):
             llmvcr.use_cassette("x", **kwargs)
+
+
+def test_request_hash_is_sha256_of_the_canonical_method_path_and_body(anthropic_client: Any, openai_client: Any,
+                                                                      cassette_dir: Path) -> None:
+    """Recomputed here independently of llmvcr: sorted keys, no whitespace, UTF-8 (not \\u escapes)."""
+    import hashlib
+    import json
+
+    az = openai.AzureOpenAI(api_key="azure-SENTINEL-key-0123456789", azure_endpoint=str(openai_client.base_url)
+                            .split("/v1")[0], api_version="2024-10-21", azure_deployment="dep", max_retries=0)
+    messages = [{"role": "user", "content": "héllo, 世界"}]
+    with llmvcr.recording("hash") as cassette:
+        anthropic_client.messages.create(model="claude-test", max_tokens=8, messages=messages)
+        az.chat.completions.create(model="gpt-test", messages=messages)
+
+    def expected(path: str, body: Any) -> str:
+        text = json.dumps({"method": "POST", "path": path, "body": body}, sort_keys=True, separators=(",", ":"),
+                          ensure_ascii=False)
+        return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    a_entry, az_entry = cassette.entries
+    assert a_entry.request_hash == expected(
+        "/v1/messages", {"max_tokens": 8, "messages": messages, "model": "claude-test"})
+    # Azure's api-version query is part of the path that is hashed, sorted
+    assert az_entry.request_hash == expected(
+        "/openai/deployments/dep/chat/completions?api-version=2024-10-21", {"messages": messages, "model": "gpt-test"})
+    on_disk = llmvcr.load_cassette(cassette_dir / "hash.yaml")
+    assert [e.request_hash for e in on_disk.entries] == [a_entry.request_hash, az_entry.request_hash]
+
+
+def test_yaml_cassette_layout_is_format_version_1(anthropic_client: Any, openai_client: Any,
+                                                  cassette_dir: Path) -> None:
+    import yaml
+
+    from llmvcr import storage
+
+    long_text = "first line of a long prompt\nsecond line\nthird line"
+    with llmvcr.recording("layout", seed="bug-repro-#427"):
+        anthropic_client.messages.create(model="claude-test", max_tokens=8,
+                                         messages=[{"role": "user", "content": long_text}])
+        list(openai_client.chat.completions.create(model="gpt-test", messages=USER, stream=True))
+    raw = (cassette_dir / "layout.yaml").read_text()
+    document = yaml.safe_load(raw)
+    assert list(document) == ["version", "seed", "recorded_with", "entries"]
+    assert document["version"] == 1 and document["seed"] == "bug-repro-#427"
+    assert document["recorded_with"] == {"llmvcr": storage.LLMVCR_VERSION, "python": document["recorded_with"]["python"],
+                                         "anthropic": anthropic.__version__, "openai": openai.__version__}
+    plain, streamed = document["entries"]
+    assert list(plain) == ["provider", "request", "request_hash", "response"]
+    assert plain["provider"] == "anthropic" and streamed["provider"] == "openai"
+    assert set(plain["request"]) == {"method", "path", "headers", "body"}
+    assert list(plain["request"]["headers"]) == ["anthropic-version"]  # the SDK's noise and key never
+    assert plain["response"]["status"] == 200 and "body" in plain["response"] and "stream" not in plain["response"]
+    assert set(plain["response"]["headers"]) <= {"content-type", "request-id", "x-request-id", "retry-after"}
+    events = streamed["response"]["stream"]
+    assert "body" not in streamed["response"] and events
+    assert all(set(e) <= {"event", "data", "t"} and isinstance(e["t"], float) for e in events)
+    assert events[-1]["data"] == "[DONE]" and isinstance(events[0]["data"], dict)
+    # long text as a block scalar, and the C loader/dumper when libyaml is there
+    assert "content: |-\n" in raw and "        second line\n" in raw
+    if yaml.__with_libyaml__:
+        assert storage._YamlLoader is yaml.CSafeLoader and issubclass(storage._Dumper, yaml.CSafeDumper)
+
+
+def test_async_decorator_replays_without_the_network(async_anthropic_client: Any, server: Any, request: Any) -> None:
+    import asyncio
+
+    @llmvcr.use_cassette("adecorated")
+    async def acall(text: str) -> str:
+        m = await async_anthropic_client.messages.create(model="claude-test", max_tokens=8,
+                                                         messages=[{"role": "user", "content": text}])
+        assert isinstance(m, anthropic.types.Message)
+        return m.content[0].text
+
+    live = asyncio.run(acall("async decorated"))
+    before = server.request_count
+    attempts = request.getfixturevalue("no_network")
+    assert asyncio.run(acall("async decorated")) == live  # the cassette exists now: served from it
+    assert server.request_count == before and attempts == []
+    with pytest.raises(llmvcr.ReplayDivergence):
+        asyncio.run(acall("something never recorded"))
+
+
+def test_use_cassette_is_also_a_context_manager(anthropic_client: Any, server: Any, cassette_dir: Path) -> None:
+    with llmvcr.use_cassette("ctx") as cassette:
+        anthropic_client.messages.create(model="claude-test", max_tokens=8, messages=USER)
+    assert isinstance(cassette, llmvcr.Cassette) and len(cassette.entries) == 1
+    assert (cassette_dir / "ctx.yaml").exists()
+    before = server.request_count
+    with llmvcr.use_cassette(cassette_dir / "ctx.yaml"):  # the same file, by path
+        anthropic_client.messages.create(model="claude-test", max_tokens=8, messages=USER)
+    assert server.request_count == before
+
+
+@pytest.mark.parametrize("record_mode", ["none", "once"])
+def test_unmatched_request_in_replay_modes_never_reaches_the_network(record_mode: str, anthropic_client: Any,
+                                                                    openai_client: Any, server: Any,
+                                                                    request: Any) -> None:
+    with llmvcr.recording(f"replay-only-{record_mode}"):
+        anthropic_client.messages.create(model="claude-test", max_tokens=8, messages=USER)
+    before = server.request_count
+    attempts = request.getfixturevalue("no_network")
+    with llmvcr.recording(f"replay-only-{record_mode}", record_mode=record_mode) as cassette:
+        with pytest.raises(llmvcr.ReplayDivergence):
+            anthropic_client.messages.create(model="claude-test", max_tokens=9, messages=USER)
+        with pytest.raises(llmvcr.ReplayDivergence):
+            list(openai_client.chat.completions.create(model="gpt-test", messages=USER, stream=True))
+    assert server.request_count == before and attempts == []
+    assert len(cassette.entries) == 1

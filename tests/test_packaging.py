@@ -1,0 +1,54 @@
+"""Packaging: the distribution name, the extras, the supported SDK range and the tox envs agree."""
+
+from __future__ import annotations
+
+import configparser
+import importlib.metadata
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+if sys.version_info < (3, 11):  # pragma: no cover
+    pytest.skip("tomllib needs Python 3.11", allow_module_level=True)
+import tomllib
+
+PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+
+
+def _names(specs: list[str]) -> set[str]:
+    return {re.split(r"[<>=!~\[; ]", s, maxsplit=1)[0].lower() for s in specs}
+
+
+def test_distribution_name_extras_and_core_dependencies() -> None:
+    assert PROJECT["name"] == "pyllmvcr"  # 'llmvcr' on PyPI is an unrelated project
+    assert _names(PROJECT["dependencies"]) == {"wrapt", "orjson", "pyyaml"}
+    extras = PROJECT["optional-dependencies"]
+    assert _names(extras["anthropic"]) == {"anthropic"} and _names(extras["openai"]) == {"openai"}
+    assert set(extras["all"]) == set(extras["anthropic"]) | set(extras["openai"])
+    readme = (ROOT / "README.md").read_text()
+    assert 'pip install "pyllmvcr[anthropic]"' in readme and "the import name is `llmvcr`" in readme
+    # the installed distribution is this one, and says the same
+    meta = importlib.metadata.metadata("pyllmvcr")
+    assert {"anthropic", "openai", "all", "test"} <= set(meta.get_all("Provides-Extra") or [])
+
+
+def test_supported_range_is_the_same_in_pyproject_readme_and_tox() -> None:
+    lower = {}
+    for spec in PROJECT["optional-dependencies"]["all"]:
+        m = re.fullmatch(r"(\w+)>=([\d.]+),<(\d+)", spec.replace(" ", ""))
+        assert m, spec
+        lower[m.group(1)] = (m.group(2), m.group(3))
+    readme = (ROOT / "README.md").read_text()
+    for sdk, (low, below) in lower.items():
+        assert f"`{sdk}` {low} to {int(below) - 1}.x" in readme, sdk
+    tox = configparser.ConfigParser()
+    tox.read(ROOT / "tox.ini")
+    envs = {e.strip() for e in tox["tox"]["env_list"].split(",")}
+    assert {"py310", "py311", "py312", "py313", "sdk-oldest", "sdk-newest"} <= envs
+    pins = dict(line.strip().split("==") for line in tox["testenv:sdk-oldest"]["deps"].split("\n") if "==" in line)
+    assert pins == {sdk: low + ".0" if low.count(".") == 1 else low for sdk, (low, _) in lower.items()}
+    assert f"python_requires" not in PROJECT and PROJECT["requires-python"] == ">=3.10"
