@@ -116,3 +116,56 @@ def test_a_prompt_with_todays_date_replays_tomorrow(anthropic_client: Any) -> No
         with pytest.raises(llmvcr.ReplayDivergence):
             ask(today + datetime.timedelta(days=1))
     llmvcr.matching.clear_placeholders()
+
+
+BASE = {"model": "m", "system": "s", "tools": [{"name": "t"}], "max_tokens": 5, "stream": True,
+        "messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"},
+                     {"role": "user", "content": "c"}]}
+
+
+def _with(**changes: Any) -> dict[str, Any]:
+    return {**BASE, **changes}
+
+
+# each built-in: a change inside its part (must alter the hash), a change outside it (must not)
+INSIDE_OUTSIDE: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
+    "method": (req(BASE, method="GET"), req(_with(model="n"))),
+    "path": (req(BASE, path="/v1/other"), req(_with(model="n"), method="GET")),
+    "query": ({**req(BASE), "query": [["api-version", "2"]]}, req(_with(model="n"), path="/v1/other")),
+    "headers": ({**req(BASE), "headers": {"anthropic-beta": "x"}}, req(_with(model="n"))),
+    "body": (req(_with(max_tokens=6)), req(BASE, path="/v1/other")),
+    "model": (req(_with(model="n")), req(_with(max_tokens=6, system="t"))),
+    "messages": (req(_with(messages=BASE["messages"][:1])), req(_with(model="n", system="t", tools=[]))),
+    "system": (req(_with(system="t")), req(_with(model="n", messages=BASE["messages"][:1]))),
+    "tools": (req(_with(tools=[])), req(_with(model="n", system="t"))),
+    "params": (req(_with(max_tokens=6)), req(_with(system="t", tools=[], messages=BASE["messages"][:1]))),
+    "last_user_message": (req(_with(messages=BASE["messages"][:2] + [{"role": "user", "content": "d"}])),
+                          req(_with(model="n", messages=[{"role": "user", "content": "c"}]))),
+    "stream": (req(_with(stream=False)), req(_with(model="n", max_tokens=6))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INSIDE_OUTSIDE))
+def test_each_builtin_matcher_changes_inside_and_not_outside(name: str) -> None:
+    f = Fingerprinter((name,))
+    inside, outside = INSIDE_OUTSIDE[name]
+    assert f.request_hash(req(BASE)) != f.request_hash(inside)
+    assert f.request_hash(req(BASE)) == f.request_hash(outside)
+
+
+def test_every_documented_builtin_is_tested() -> None:
+    assert set(INSIDE_OUTSIDE) == set(BUILTIN_MATCHERS) - {"first_word", "temperature"}  # two registered by tests
+
+
+def test_system_and_messages_read_openai_and_responses_shapes() -> None:
+    system, messages = BUILTIN_MATCHERS["system"], BUILTIN_MATCHERS["messages"]
+    chat = req({"messages": [{"role": "system", "content": "be brief"}, {"role": "developer", "content": "no emoji"},
+                             {"role": "user", "content": "hi"}]})
+    assert system(chat) == ["be brief", "no emoji"]
+    assert messages(chat) == [{"role": "user", "content": "hi"}]  # system/developer turns are not 'messages'
+    responses = req({"instructions": "be brief", "input": "hi"}, path="/v1/responses")
+    assert system(responses) == "be brief" and messages(responses) == "hi"
+    assert BUILTIN_MATCHERS["params"](responses) == {}
+    f = Fingerprinter(("system",))
+    assert f.request_hash(chat) != f.request_hash(req({"messages": [{"role": "system", "content": "be long"},
+                                                                    {"role": "user", "content": "hi"}]}))

@@ -168,3 +168,173 @@ def test_warn_mode_without_entries_left_still_raises(anthropic_client: Any) -> N
             ask(anthropic_client, "only")
             with pytest.raises(llmvcr.ReplayDivergence):
                 ask(anthropic_client, "more")
+
+
+def test_match_on_names_and_callables_through_use_cassette(anthropic_client: Any, server: Any) -> None:
+    def first_word(r: dict[str, Any]) -> Any:
+        return str(llmvcr.matching.last_user_message(r)).split(" ")[0]
+
+    llmvcr.register_matcher("temperature", lambda r: r["body"].get("temperature"))
+    options: dict[str, Any] = {"match_on": ("model", "temperature", first_word)}
+    with llmvcr.recording("match-on", **options):
+        live = anthropic_client.messages.create(model="claude-test", max_tokens=16, extra_body={"temperature": 0.5},
+                                                messages=[{"role": "user", "content": "paris weather"}]).content[0].text
+    before = server.request_count
+    with llmvcr.recording("match-on", record_mode="none", **options):
+        # other max_tokens and other words after the first: not part of this fingerprint
+        again = anthropic_client.messages.create(model="claude-test", max_tokens=99, extra_body={"temperature": 0.5},
+                                                 messages=[{"role": "user", "content": "paris tomorrow"}]).content[0].text
+        assert again == live
+    for changed in ({"model": "claude-other", "temperature": 0.5, "text": "paris"},
+                    {"model": "claude-test", "temperature": 0.9, "text": "paris"},
+                    {"model": "claude-test", "temperature": 0.5, "text": "london weather"}):
+        with llmvcr.recording("match-on", record_mode="none", **options):
+            with pytest.raises(llmvcr.ReplayDivergence):
+                anthropic_client.messages.create(model=changed["model"], max_tokens=16,
+                                                 extra_body={"temperature": changed["temperature"]},
+                                                 messages=[{"role": "user", "content": changed["text"]}])
+    assert server.request_count == before
+
+
+def test_matching_is_a_lookup_not_a_scan(anthropic_client: Any) -> None:
+    """A custom matcher runs once per recorded entry (building the index) and once per live request."""
+    calls = 0
+
+    def counting(r: dict[str, Any]) -> Any:
+        nonlocal calls
+        calls += 1
+        return r["body"]["messages"][-1]["content"]
+
+    n = 30
+    with llmvcr.recording("lookup", match_on=(counting,)):
+        for i in range(n):
+            ask(anthropic_client, f"question {i}")
+    calls = 0
+    with llmvcr.recording("lookup", match_on=(counting,), record_mode="none"):
+        for i in reversed(range(n)):
+            assert ask(anthropic_client, f"question {i}") == f"Echo: question {i}"
+    assert calls <= 2 * n  # a scan of the entries per request would be n * n = 900 calls
+    assert calls >= n
+
+
+def test_ignore_paths_through_use_cassette(anthropic_client: Any, server: Any) -> None:
+    ignore = ["metadata.user_id", "messages[*].content[*].cache_control"]
+
+    def call(user: str, cache: bool, text: str = "hi") -> str:
+        block: dict[str, Any] = {"type": "text", "text": text}
+        if cache:
+            block["cache_control"] = {"type": "ephemeral"}
+        return anthropic_client.messages.create(model="claude-test", max_tokens=16, metadata={"user_id": user},
+                                                messages=[{"role": "user", "content": [block]}]).content[0].text
+
+    with llmvcr.recording("ignored", ignore=ignore):
+        live = call("user-1", cache=True)
+    before = server.request_count
+    with llmvcr.recording("ignored", ignore=ignore, record_mode="none"):
+        assert call("user-2", cache=False) == live
+    with llmvcr.recording("ignored", ignore=ignore, record_mode="none"):
+        with pytest.raises(llmvcr.ReplayDivergence, match="content\\[0\\].text"):
+            call("user-2", cache=False, text="something else")
+    with llmvcr.recording("ignored", record_mode="none"):  # without ignore=, the user id counts
+        with pytest.raises(llmvcr.ReplayDivergence, match="request.body.metadata.user_id"):
+            call("user-2", cache=True)
+    assert server.request_count == before
+
+
+def test_diff_is_against_the_nearest_request_on_the_same_endpoint(anthropic_client: Any) -> None:
+    def create(system: str, text: str, max_tokens: int = 16) -> Any:
+        return anthropic_client.messages.create(model="claude-test", max_tokens=max_tokens, system=system,
+                                                messages=[{"role": "user", "content": text}])
+
+    with llmvcr.recording("nearest"):
+        create("You are terse.", "first question", max_tokens=32)
+        create("You are a greeter.", "hello")
+        create("You are verbose.", "second question", max_tokens=64)
+        anthropic_client.messages.count_tokens(model="claude-test", system="You are a greeter.",
+                                               messages=[{"role": "user", "content": "hello"}])
+    with llmvcr.recording("nearest"):
+        with pytest.raises(llmvcr.ReplayDivergence) as one:
+            create("You are a greeter.", "hello", max_tokens=17)
+        with pytest.raises(llmvcr.ReplayDivergence) as two:
+            create("You are a greeter!", "hello!")
+        with pytest.raises(llmvcr.ReplayDivergence) as other_endpoint:
+            anthropic_client.messages.count_tokens(model="claude-test", system="You are a greeter.",
+                                                   messages=[{"role": "user", "content": "bye"}])
+    # the one differing path of the nearest entry, not the rows of a farther one
+    assert one.value.diff == [("request.body.max_tokens", 16, 17)]
+    # every differing path is listed, with recorded and live values
+    assert two.value.diff == [("request.body.messages[0].content", "hello", "hello!"),
+                              ("request.body.system", "You are a greeter.", "You are a greeter!")]
+    text = str(two.value)
+    assert "request.body.messages[0].content: recorded 'hello' != live 'hello!'" in text
+    assert "request.body.system: recorded 'You are a greeter.' != live 'You are a greeter!'" in text
+    # compared with the count_tokens entry, not with the /v1/messages ones that share no path
+    assert other_endpoint.value.diff == [("request.body.messages[0].content", "hello", "bye")]
+    assert "/v1/messages/count_tokens" in str(other_endpoint.value)
+
+
+def test_threads_each_with_their_own_cassette(anthropic_client: Any, server: Any, cassette_dir: Path) -> None:
+    both_open = threading.Barrier(2, timeout=30)
+    errors: list[BaseException] = []
+
+    def worker(name: str) -> None:
+        try:
+            with llmvcr.recording(name):
+                both_open.wait()  # both cassettes are open while either thread calls
+                for i in range(3):
+                    ask(anthropic_client, f"{name} {i}")
+                both_open.wait()
+        except BaseException as err:  # surfaced below
+            errors.append(err)
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in ("thread-a", "thread-b")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    for name in ("thread-a", "thread-b"):
+        texts = [e.request.body["messages"][0]["content"] for e in llmvcr.load_cassette(cassette_dir / f"{name}.yaml")]
+        assert texts == [f"{name} {i}" for i in range(3)]
+
+
+def test_threads_and_gather_replay_without_the_network(anthropic_client: Any, server: Any, request: Any) -> None:
+    import anthropic
+
+    with llmvcr.recording("offline-concurrency"):
+        threads = [threading.Thread(target=ask, args=(anthropic_client, f"thread {i}")) for i in range(16)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+
+    async def gather(client: Any) -> list[str]:
+        async def one(i: int) -> str:
+            m = await client.messages.create(model="claude-test", max_tokens=16,
+                                             messages=[{"role": "user", "content": f"g{i}"}])
+            return m.content[0].text
+        return list(await asyncio.gather(*(one(i) for i in range(50))))
+
+    def async_client() -> Any:
+        return anthropic.AsyncAnthropic(api_key="sk-ant-test-key-0000", base_url=server.url, max_retries=0)
+
+    with llmvcr.recording("offline-gather"):
+        live = asyncio.run(gather(async_client()))
+    before = server.request_count
+    attempts = request.getfixturevalue("no_network")
+    results: dict[int, str] = {}
+
+    def work(i: int) -> None:
+        results[i] = ask(anthropic_client, f"thread {i}")
+
+    with llmvcr.recording("offline-concurrency", record_mode="none") as threaded:
+        threads = [threading.Thread(target=work, args=(i,)) for i in reversed(range(16))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    with llmvcr.recording("offline-gather", record_mode="none") as gathered:
+        assert asyncio.run(gather(async_client())) == live
+    assert results == {i: f"Echo: thread {i}" for i in range(16)}
+    assert threaded.unplayed == [] and gathered.unplayed == []
+    assert server.request_count == before and attempts == []
