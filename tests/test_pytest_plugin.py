@@ -178,3 +178,129 @@ def test_cassette_names_are_sanitised(nodeid: str, expected: str) -> None:
     node: Any = Node()
     node.nodeid = nodeid
     assert cassette_name(node) == expected
+
+
+def test_plugin_is_registered_through_the_pytest11_entry_point(inner: pytest.Pytester) -> None:
+    import importlib.metadata
+
+    points = {ep.name: ep.value for ep in importlib.metadata.entry_points(group="pytest11")}
+    assert points.get("llmvcr") == "llmvcr.pytest_plugin"
+    inner.makepyfile(test_ep='''
+def test_marker_known(pytestconfig):
+    assert pytestconfig.pluginmanager.has_plugin("llmvcr")
+    assert any("llmvcr(" in line for line in pytestconfig.getini("markers"))
+''')
+    # no -p llmvcr anywhere: the entry point alone loads it (and --strict-markers knows the marker)
+    run(inner, "--strict-markers").assert_outcomes(passed=1)
+
+
+def test_marker_options_beat_module_config_beat_conftest(inner: pytest.Pytester) -> None:
+    inner.makeconftest('''
+import pytest
+@pytest.fixture
+def llmvcr_config():
+    return {"seed": "from-conftest"}
+''')
+    inner.makepyfile(test_plain=HEADER + '''
+@pytest.mark.llmvcr
+def test_conftest_config(llmvcr_cassette):
+    ask("one")
+    assert llmvcr_cassette.seed == "from-conftest"
+''')
+    inner.makepyfile(test_module=HEADER + '''
+@pytest.fixture
+def llmvcr_config():
+    return {"seed": "from-module", "mode": "strict"}
+
+@pytest.mark.llmvcr
+def test_module_config(llmvcr_cassette):
+    ask("two")
+    assert llmvcr_cassette.seed == "from-module"
+
+@pytest.mark.llmvcr(mode="sequential", seed="bug-427")
+def test_marker_wins(llmvcr_cassette):
+    ask("three " + os.environ.get("RUN", "first"))
+    assert llmvcr_cassette.seed == "bug-427"
+''')
+    run(inner).assert_outcomes(passed=3)
+    seeds = {name: llmvcr.load_cassette(inner.path / "cassettes" / name).seed
+             for name in ("test_plain/test_conftest_config.yaml", "test_module/test_module_config.yaml",
+                          "test_module/test_marker_wins.yaml")}
+    assert seeds == {"test_plain/test_conftest_config.yaml": "from-conftest",
+                     "test_module/test_module_config.yaml": "from-module",
+                     "test_module/test_marker_wins.yaml": "bug-427"}
+    # the marker's mode="sequential" beats the module's strict: other content replays the recorded answer
+    os.environ["RUN"] = "second"
+    try:
+        run(inner, "--llmvcr-record-mode=none").assert_outcomes(passed=3)
+    finally:
+        del os.environ["RUN"]
+
+
+def test_summary_counts_unplayed_entries_and_the_tokens_saved(inner: pytest.Pytester, server: Any) -> None:
+    from llmvcr.usage import tokens_of
+
+    inner.makepyfile(test_sum=HEADER + '''
+@pytest.mark.llmvcr
+def test_two_calls():
+    ask("first")
+    if os.environ.get("BOTH", "1") == "1":
+        ask("second")
+''')
+    run(inner).assert_outcomes(passed=1)
+    cassette = llmvcr.load_cassette(inner.path / "cassettes" / "test_sum" / "test_two_calls.yaml")
+    assert len(cassette) == 2
+    saved = sum(tokens_of(cassette.entry(0)))
+    assert saved > 0
+    before = server.request_count
+    os.environ["BOTH"] = "0"
+    try:
+        result = run(inner, "--llmvcr-record-mode=none", "-v")
+    finally:
+        del os.environ["BOTH"]
+    result.assert_outcomes(passed=1)
+    assert server.request_count == before
+    result.stdout.fnmatch_lines([
+        f"llmvcr: 1 LLM calls replayed, 0 recorded, 0 cassettes written, 1 unplayed entries; replay saved {saved:,} "
+        "tokens ($0.0*",
+        f"*test_sum.py::test_two_calls: 1 replayed, 0 recorded, 1 unplayed, {saved:,} tokens"])
+
+
+def test_beside_pytest_recording_both_replay_offline(inner: pytest.Pytester, server: Any) -> None:
+    inner.makepyfile(test_both=HEADER + '''
+import httpx2
+@pytest.mark.vcr
+def test_vcr_plain_http():
+    assert httpx2.post(URL + "/v1/messages", content=b"not json").status_code == 400
+
+@pytest.mark.llmvcr
+def test_llm():
+    assert ask("both") == "Echo: both"
+''')
+    first = inner.runpytest_subprocess("-p", "no:cacheprovider", "--record-mode=once", timeout=120)
+    first.assert_outcomes(passed=2)
+    vcr_file = inner.path / "cassettes" / "test_both" / "test_vcr_plain_http.yaml"
+    assert (inner.path / "cassettes" / "test_both" / "test_llm.yaml").exists() and vcr_file.exists()
+    assert b"Echo: both" not in vcr_file.read_bytes()  # vcrpy did not record the LLM call llmvcr answered
+    before = server.request_count
+    second = inner.runpytest_subprocess("-p", "no:cacheprovider", "--record-mode=none",
+                                        "--llmvcr-record-mode=none", timeout=120)
+    second.assert_outcomes(passed=2)
+    assert server.request_count == before  # each served its own test from its own cassette
+
+
+@pytest.mark.xfail(strict=True, reason="llmvcr/providers/_http.py patches legacy httpx only if it was imported when "
+                   "interception was first installed; the CI network guard installs it at pytest start, so an SDK "
+                   "on httpx imported later (groq) is neither recorded nor blocked at its funnel")
+def test_an_sdk_on_legacy_httpx_imported_after_start_is_recorded_under_the_guard(inner: pytest.Pytester) -> None:
+    inner.makepyfile(test_groq='''
+import os, llmvcr, groq
+llmvcr.register_provider("stainless:groq")
+
+def test_recorded(tmp_path):
+    client = groq.Groq(api_key="gsk_SENTINEL_0000000000", base_url=os.environ["LLM_URL"], max_retries=0)
+    with llmvcr.recording(str(tmp_path / "g.yaml")) as cassette:
+        client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+    assert len(cassette.entries) == 1
+''')
+    run(inner, "--llmvcr-block-network").assert_outcomes(passed=1)

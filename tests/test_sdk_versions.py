@@ -1,0 +1,65 @@
+"""A cassette recorded with the oldest supported SDKs replays with the installed (newest) ones.
+
+``tests/cassettes/sdk-oldest.yaml`` was recorded by ``tests/make_old_sdk_cassette.py`` with
+``anthropic`` 2.10.0 and ``openai`` 3.51.0 against the loopback server. Here the installed SDKs
+replay it offline, and what the caller sees must equal a live run of the same scenario, with the
+same SDKs, against the same (deterministic) server.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    tomllib = None
+
+import pytest
+
+import llmvcr
+from make_old_sdk_cassette import CASSETTE, clients, scenario
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _lower_bounds() -> dict[str, str]:
+    if tomllib is None:
+        pytest.skip("tomllib needs Python 3.11")
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    bounds = {}
+    for spec in project["optional-dependencies"]["all"]:
+        name, _, rest = spec.partition(">=")
+        bounds[name.strip()] = rest.split(",")[0].strip()
+    return bounds
+
+
+def test_the_shipped_cassette_was_recorded_with_the_oldest_supported_sdks() -> None:
+    recorded = llmvcr.load_cassette(CASSETTE).recorded_with
+    bounds = _lower_bounds()
+    for sdk in ("anthropic", "openai"):
+        # 2.10 in pyproject is 2.10.0 in recorded_with: the lower end of the supported range
+        assert recorded[sdk].startswith(bounds[sdk] + "."), (sdk, recorded[sdk], bounds[sdk])
+
+
+def test_old_sdk_cassette_replays_with_the_installed_sdks(server: Any, tmp_path: Path, request: Any) -> None:
+    # the scenario live first, with the installed SDKs, against the same deterministic server
+    live = scenario(*clients(server.url))
+    path = tmp_path / "sdk-oldest.yaml"
+    shutil.copyfile(CASSETTE, path)  # replay never writes, but the committed file is not the test's to risk
+    a, o, az = clients(server.url)
+    before = server.request_count
+    attempts = request.getfixturevalue("no_network")
+    with llmvcr.recording(path, record_mode="none") as cassette:
+        replayed = scenario(a, o, az)
+    assert server.request_count == before and attempts == []
+    assert cassette.unplayed == []  # every entry the old SDKs wrote answered a call of the new ones
+    assert len(cassette) == 20
+    assert replayed == live
+    print(f"replayed with anthropic {importlib.metadata.version('anthropic')}, openai "
+          f"{importlib.metadata.version('openai')}; recorded with anthropic {cassette.recorded_with['anthropic']}, "
+          f"openai {cassette.recorded_with['openai']}")
