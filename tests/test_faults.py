@@ -157,3 +157,38 @@ def test_ten_thousand_calls_across_threads_and_tasks(tmp_path: Path, server: Any
         assert asyncio.run(tasks()) == {i: f"answer n{i}" for i in range(n)}
     assert all(cassette.play_count(i) == 1 for i in range(n))
     assert server.request_count == before
+
+
+def test_injected_connection_error_and_the_call_count(anthropic_client: Any, openai_client: Any, server: Any) -> None:
+    with llmvcr.recording("inject-count"):
+        texts = [ask(anthropic_client, f"c{i}").content[0].text for i in range(3)]
+        chat = openai_client.chat.completions.create(model="gpt-test", messages=[{"role": "user", "content": "o"}])
+    before = server.request_count
+    with llmvcr.recording("inject-count", record_mode="none"), \
+            llmvcr.inject_error(kind="connection", call=3, provider="anthropic") as fault:
+        # openai calls are not counted by an anthropic fault
+        assert openai_client.chat.completions.create(
+            model="gpt-test", messages=[{"role": "user", "content": "o"}]).model_dump() == chat.model_dump()
+        assert [ask(anthropic_client, f"c{i}").content[0].text for i in range(2)] == texts[:2]
+        with pytest.raises(anthropic.APIConnectionError) as info:
+            ask(anthropic_client, "c2")
+        assert not isinstance(info.value, anthropic.APITimeoutError)
+        assert ask(anthropic_client, "c2").content[0].text == texts[2]  # the fault used no entry: c2 is served
+    assert fault.seen == 4 and fault.fired == 1
+    assert server.request_count == before
+
+
+def test_injected_status_is_not_retried_by_the_sdk(server: Any) -> None:
+    """x-should-retry: false on the injected response: one call, one failure, even with retries on."""
+    client = anthropic.Anthropic(api_key="sk-ant-retry-test-0000", base_url=server.url, max_retries=3)
+    with llmvcr.recording("inject-retries"):
+        answer = ask(client, "retry me").content[0].text
+    with llmvcr.recording("inject-retries", record_mode="none") as cassette, llmvcr.inject_error(529) as fault:
+        with pytest.raises(anthropic.APIStatusError) as info:
+            ask(client, "retry me")
+        assert info.value.status_code == 529 and fault.seen == 1  # no second attempt reached llmvcr
+        assert [e.request.body["messages"][0]["content"] for e in cassette.unplayed] == ["retry me"]
+        assert ask(client, "retry me").content[0].text == answer
+    with pytest.raises(ValueError, match="counts from 1"):
+        with llmvcr.inject_error(call=0):
+            pass

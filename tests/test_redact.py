@@ -94,3 +94,74 @@ def test_redactor_patterns_and_scan() -> None:
     assert re.findall(r"<REDACTED:([a-z-]+)>", text) == ["anthropic-key", "bearer", "api-key", "gcp-api-key"]
     found = list(find_secrets({"entries": [{"request": {"headers": {"authorization": "Bearer x"}, "body": "sk-proj-" + "a" * 20}}]}))
     assert {kind for _, kind, _ in found} == {"credential-header", "openai-key"}
+
+
+MORE = {
+    "auth_token": "SENTINEL-auth-token-4444",
+    "env_anthropic": "sk-ant-api03-SENTINELenv0000000000",
+    "env_openai": "SENTINEL-env-openai-5555",
+    "base_url_query": "SENTINEL-base-url-6666",
+    "extra_header": "SENTINEL-extra-header-7777",
+    "extra_query": "SENTINEL-extra-query-8888",
+    "azure_ad_token": "SENTINEL-azure-ad-9999",
+    "azure_key_echoed": "SENTINEL-azure-echo-1212",
+    "gcp": "AIzaSENTINEL" + "x" * 27,
+    "bearer_in_prompt": "Bearer SENTINEL.bearer.token.3434",
+    "private_key": "-----BEGIN RSA PRIVATE KEY-----",
+}
+
+
+def test_more_places_a_key_can_be_put(server: Any, cassette_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", MORE["env_anthropic"])
+    monkeypatch.setenv("OPENAI_API_KEY", MORE["env_openai"])
+    from_env_a = anthropic.Anthropic(base_url=server.url, max_retries=0)
+    from_env_o = openai.OpenAI(base_url=server.url + "/v1", max_retries=0)
+    token = anthropic.Anthropic(auth_token=MORE["auth_token"], base_url=server.url, max_retries=0)
+    in_url = openai.OpenAI(api_key="sk-proj-placeholder-key-000000000", max_retries=0,
+                           base_url=f"{server.url}/v1?key={MORE['base_url_query']}")
+    ad = openai.AzureOpenAI(azure_ad_token=MORE["azure_ad_token"], azure_endpoint=server.url,
+                            api_version="2024-10-21", azure_deployment="dep", max_retries=0)
+    az = openai.AzureOpenAI(api_key=MORE["azure_key_echoed"], azure_endpoint=server.url,
+                            api_version="2024-10-21", azure_deployment="dep", max_retries=0)
+    user = [{"role": "user", "content": "hi"}]
+    leak = " ".join(MORE[k] for k in ("gcp", "bearer_in_prompt", "private_key", "env_openai"))
+    with llmvcr.recording("more-secrets") as cassette:
+        from_env_a.messages.create(model="claude-test", max_tokens=8,
+                                   messages=[{"role": "user", "content": f"env key {MORE['env_anthropic']}"}])
+        from_env_o.chat.completions.create(model="gpt-test", messages=[{"role": "user", "content": leak}])
+        token.messages.create(model="claude-test", max_tokens=8, messages=user,
+                              extra_headers={"x-custom-key": MORE["extra_header"]},
+                              extra_query={"api_key": MORE["extra_query"]})
+        with pytest.raises(openai.NotFoundError):  # the SDK cannot join a base_url that has a query; still recorded
+            in_url.chat.completions.create(model="gpt-test", messages=user)
+        ad.chat.completions.create(model="gpt-test", messages=user)
+        # the Azure key, whatever its shape, is scrubbed from bodies too once the client has sent it
+        az.chat.completions.create(model="gpt-test", messages=user)
+        az.chat.completions.create(model="gpt-test", messages=[{"role": "user", "content": MORE["azure_key_echoed"]}])
+    assert len(cassette.entries) == 7
+    data = written_bytes(cassette_dir)
+    for name, value in MORE.items():
+        assert value.encode() not in data, f"{name} leaked"
+    assert b"SENTINEL" not in data
+    # each really left the client (in a header, the URL or the body), or the test would prove nothing
+    seen = b"".join(str(r.headers).encode() + str(getattr(r, "path", "")).encode() + r.body for r in server.requests)
+    for name in ("auth_token", "env_anthropic", "env_openai", "extra_header", "azure_ad_token", "azure_key_echoed"):
+        assert MORE[name].encode() in seen, name
+    assert {"<REDACTED:query>", "<REDACTED:gcp-api-key>", "<REDACTED:bearer>", "<REDACTED:private-key>",
+            "<REDACTED:api-key>"} <= set(re.findall(r"<REDACTED:[a-z-]+>", data.decode()))
+
+
+def test_filter_headers_drops_allowlisted_headers(anthropic_client: Any, openai_client: Any, cassette_dir: Path) -> None:
+    with llmvcr.recording("filtered", filter_headers=["Request-Id", "anthropic-version", "x-request-id"]) as cassette:
+        anthropic_client.messages.create(model="claude-test", max_tokens=8, messages=[{"role": "user", "content": "a"}])
+        openai_client.chat.completions.create(model="gpt-test", messages=[{"role": "user", "content": "b"}])
+    with llmvcr.recording("unfiltered") as plain:
+        anthropic_client.messages.create(model="claude-test", max_tokens=8, messages=[{"role": "user", "content": "a"}])
+    assert "request-id" in plain.entries[0].response.headers  # kept by default: the filter is what drops it
+    assert "anthropic-version" in plain.entries[0].request.headers
+    a, o = cassette.entries
+    assert "request-id" not in a.response.headers and "anthropic-version" not in a.request.headers
+    assert "x-request-id" not in o.response.headers
+    assert a.response.headers.get("content-type") == "application/json"  # the rest of the allowlist stays
+    text = (cassette_dir / "filtered.yaml").read_text()
+    assert "request-id" not in text and "anthropic-version" not in text

@@ -217,3 +217,42 @@ def test_fuzz_mutated_real_cassette(data: st.DataObject) -> None:
         if not raw:
             raw = bytearray(b"x")
     _check(bytes(raw), "fuzz.yaml")
+
+
+def test_an_exception_inside_the_cassette_keeps_every_entry(tmp_path: Path, anthropic_client: Any) -> None:
+    from llmvcr.session import current_session
+
+    path = tmp_path / "exception.yaml"
+    with pytest.raises(RuntimeError, match="the test failed"):
+        with llmvcr.recording(path):
+            session = current_session()
+            assert session is not None
+            for text in ("a", "b", "c"):
+                anthropic_client.messages.create(model="claude-test", max_tokens=8,
+                                                 messages=[{"role": "user", "content": text}])
+                session._next_flush = time.monotonic() + 3600  # as if writes were slow: "b", "c" wait in memory
+            assert len(llmvcr.load_cassette(path)) == 1
+            raise RuntimeError("the test failed")
+    assert [e.request.body["messages"][0]["content"] for e in llmvcr.load_cassette(path).entries] == ["a", "b", "c"]
+
+
+def test_a_failed_write_leaves_the_previous_file_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from llmvcr import storage
+
+    cassette = load_bytes(tmp_path, GOOD)
+    path = tmp_path / "atomic.yaml"
+    llmvcr.save_cassette(path, cassette)
+    before = path.read_bytes()
+    cassette.append(cassette.entry(0))
+
+    def crash(fd: int) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(storage.os, "fsync", crash)  # dies after the temporary file is written, before the rename
+    with pytest.raises(OSError, match="disk full"):
+        llmvcr.save_cassette(path, cassette)
+    monkeypatch.undo()
+    assert path.read_bytes() == before  # never half-written
+    assert not list(tmp_path.glob(".llmvcr-tmp-*"))  # and the temporary file is cleaned up
+    llmvcr.save_cassette(path, cassette)
+    assert len(llmvcr.load_cassette(path)) == len(load_bytes(tmp_path, GOOD)) + 1
