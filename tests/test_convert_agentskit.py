@@ -47,6 +47,29 @@ def parse_cassette(document: Any) -> None:
         assert all(isinstance(c, dict) and isinstance(c.get("type"), str) for c in entry["chunks"]), "chunk type"
 
 
+def parse_cassette_strictly(document: Any) -> None:
+    """The stricter checks some agentskit releases add: known roles, statuses and chunk types, and
+    well-formed tool calls, usage and metadata."""
+    parse_cassette(document)
+    for entry in document["entries"]:
+        for message in entry["request"]["messages"]:
+            assert isinstance(message.get("id"), str), "message id"
+            assert message.get("role") in ("user", "assistant", "system", "tool"), "message role"
+            assert message.get("status") in ("pending", "streaming", "complete", "error"), "message status"
+        for chunk in entry["chunks"]:
+            assert chunk["type"] in ("text", "tool_call", "tool_result", "reasoning", "usage", "error", "done"), "type"
+            assert isinstance(chunk.get("metadata", {}), dict), "chunk metadata"
+            if chunk["type"] in ("text", "reasoning", "error"):
+                assert isinstance(chunk.get("content", ""), str), "chunk content"
+            if chunk["type"] in ("tool_call", "tool_result"):
+                call = chunk.get("toolCall")
+                assert isinstance(call, dict) and all(isinstance(call.get(k), str) for k in ("id", "name", "args"))
+            if chunk["type"] == "usage":
+                u = chunk.get("usage")
+                assert isinstance(u, dict) and all(isinstance(u.get(k), int) and u[k] >= 0
+                                                   for k in ("promptTokens", "completionTokens", "totalTokens"))
+
+
 def _js(value: Any) -> Any:
     if isinstance(value, float) and value.is_integer():
         return int(value)  # JSON.stringify(1.0) === "1"
@@ -141,7 +164,7 @@ def test_exported_cassettes_follow_the_loader_rules_and_fingerprint_uniquely(ant
     with pytest.warns(ConversionWarning, match="embeddings.*left out"):
         path = llmvcr.to_agentskit(cassette, tmp_path / "bug-427.cassette.json")
     document = json.loads(Path(path).read_text())
-    parse_cassette(document)
+    parse_cassette_strictly(document)
     assert document["seed"] == "bug-repro-#427" and len(document["entries"]) == 9  # 8 calls + the 429
     keys = [fingerprint(e["request"]) for e in document["entries"]]
     assert len(set(keys)) == len(keys)  # unique per entry...
