@@ -20,8 +20,21 @@ class Provider(Protocol):
     """What every adapter offers.
 
     ``install`` is called when the first cassette of the process opens and ``uninstall`` when the
-    last one closes; after ``uninstall`` the SDK must be exactly as it was. Interception code asks
-    ``llmvcr.session.current_session()`` for the session that should answer a call.
+    last one closes; after ``uninstall`` the SDK must be exactly as it was (``install`` must not
+    import an SDK that is not imported yet). Interception code, for each call:
+
+    1. asks ``llmvcr.session.current_session()`` for the session that should answer it (None: let
+       the call through untouched);
+    2. turns the call into a ``llmvcr.cassette.Request`` (method, path, JSON body, query,
+       meaningful headers; strings through ``session.redactor``);
+    3. calls ``session.decide(name, request)``: a ``Decision`` whose ``entry`` is the recorded
+       exchange to serve, or None to make the call live (it raises ``ReplayDivergence`` itself);
+    4. serves ``entry.response`` (``status``, ``headers``, ``body`` or a ``stream`` of
+       ``{"data", "t"?, "event"?}`` events, ``failure``) through the SDK's own parsing, or records
+       the live outcome with ``session.record(name, request, response, decision.request_hash)``.
+
+    ``HttpProvider`` does 1-4 at httpx2/httpx ``Client.send``; ``openai_ws`` and ``function`` show
+    adapters for a WebSocket and for any Python function.
     """
 
     name: str
