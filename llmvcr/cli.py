@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import warnings
 from collections.abc import Iterator, Sequence
@@ -56,10 +57,25 @@ def existing(argument: str) -> str:
 
 
 # -- reading any supported format -----------------------------------------------------------------
+_TOP_KEY = re.compile(r"^([A-Za-z_]\w*)\s*:", re.MULTILINE)
+
+
 def sniff(path: str) -> str:
     """The format of a file: ``regista`` (.jsonl), ``vcrpy`` (interactions), ``agentskit`` (chunks), else ``llmvcr``."""
     if path.lower().endswith(".jsonl"):
         return "regista"
+    if not path.lower().endswith(".json"):
+        # YAML: the top-level keys at the start of the file settle it without parsing it all
+        try:
+            with open(path, "rb") as f:
+                head = f.read(65536).decode("utf-8", "replace")
+        except OSError:
+            return "llmvcr"
+        keys = set(_TOP_KEY.findall(head))
+        if "interactions" in keys:
+            return "vcrpy"
+        if keys & {"version", "entries", "recorded_with", "seed"}:
+            return "llmvcr"
     from .convert.vcrpy import read_document
 
     try:

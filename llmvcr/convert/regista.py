@@ -298,7 +298,8 @@ def from_regista_trace(path: str | os.PathLike[str], *, provider: str | None = N
         raise ValueError(f"provider must be 'anthropic' or 'openai', not {provider!r}")
     requests = [e for e in events if e["type"] == "llm.request"]
     responses = [e for e in events if e["type"] == "llm.response"]
-    kept = start.get("llmvcr") if isinstance(start.get("llmvcr"), dict) else {}  # written by to_regista_trace
+    found = start.get("llmvcr")  # written by to_regista_trace
+    kept: JSON = found if isinstance(found, dict) else {}
     recorded_with = {str(k): str(v) for k, v in (kept.get("recorded_with") or {}).items()}
     recorded_with.setdefault("llmvcr", LLMVCR_VERSION)
     if not str(start.get("regista_version", "")).startswith("llmvcr-"):

@@ -33,7 +33,10 @@ from . import JSON, ConversionWarning, parse_sse
 _AGENT = re.compile(r"^(Anthropic|AsyncAnthropic|OpenAI|AsyncOpenAI|AzureOpenAI)/\S+\s+([\w.\-]+)")
 
 
-class VcrLoader(yaml.SafeLoader):
+_SafeLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's when PyYAML has it: ~10x faster
+
+
+class VcrLoader(_SafeLoader):  # type: ignore[misc]
     """A safe loader that also reads the few plain Python tags vcrpy writes (str, unicode, tuple)."""
 
 
