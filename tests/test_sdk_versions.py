@@ -44,6 +44,8 @@ def test_the_shipped_cassette_was_recorded_with_the_oldest_supported_sdks() -> N
     for sdk in ("anthropic", "openai"):
         # 2.10 in pyproject is 2.10.0 in recorded_with: the lower end of the supported range
         assert recorded[sdk].startswith(bounds[sdk] + "."), (sdk, recorded[sdk], bounds[sdk])
+    data = CASSETTE.read_bytes()
+    assert b"SENTINEL" not in data  # the three sentinel keys it was recorded with never reached the file
 
 
 def test_old_sdk_cassette_replays_with_the_installed_sdks(server: Any, tmp_path: Path, request: Any) -> None:
