@@ -317,3 +317,23 @@ def test_the_loader_rules_are_enforced(tmp_path: Path, mutate: Any, field: str) 
     source.write_text(json.dumps(doc))
     with pytest.raises(llmvcr.CassetteFormatError, match=field):
         llmvcr.from_agentskit(source)
+
+
+def test_a_responses_call_comes_back_as_a_chat_call(openai_client: Any, tmp_path: Path, request: Any) -> None:
+    with llmvcr.recording("responses") as cassette:
+        answer = openai_client.responses.create(model="gpt-test", instructions="Be brief.", input="hello responses")
+    path = llmvcr.to_agentskit(cassette, tmp_path / "responses.json")
+    document = json.loads(Path(path).read_text())
+    parse_cassette_strictly(document)
+    assert fingerprint(document["entries"][0]["request"]) == \
+        'system:Be brief.|user:hello responses::{"s":"Be brief.","t":null,"m":null,"tn":null}'
+    assert "".join(c["content"] for c in document["entries"][0]["chunks"] if c["type"] == "text") == answer.output_text
+    with pytest.warns(ConversionWarning, match="entry 0 was an 'openai-responses' call.*chat.completions.create"):
+        back = llmvcr.from_agentskit(path)
+    entry = back.entry(0)
+    assert (entry.provider, entry.request.path) == ("openai", "/v1/chat/completions")  # the endpoint of its body
+    llmvcr.save_cassette(tmp_path / "back.yaml", back)
+    request.getfixturevalue("no_network")
+    with llmvcr.recording(tmp_path / "back.yaml", record_mode="none"):
+        reply = openai_client.chat.completions.create(**entry.request.body)
+    assert reply.choices[0].message.content == answer.output_text

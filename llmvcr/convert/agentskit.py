@@ -426,14 +426,18 @@ def from_agentskit(path: str | os.PathLike[str], *, provider: str = "anthropic",
     cassette = Cassette(path="", seed=None if seed is None else str(seed),
                         recorded_with={"llmvcr": LLMVCR_VERSION, "agentskit": "cassette v1"},
                         metadata=document.get("metadata") or {})
+    coerced: list[str] = []
     for i, entry in enumerate(document["entries"]):
         request, chunks = entry["request"], entry["chunks"]
         context = request.get("context") if isinstance(request.get("context"), dict) else {}
         meta = (context.get("metadata") or {}).get("llmvcr") if isinstance(context.get("metadata"), dict) else None
         meta = meta if isinstance(meta, dict) else {}
         api = meta.get("api") or ("openai-chat" if provider == "openai" else "anthropic")
+        recorded_path = str(meta.get("path") or "")
         if api not in ("anthropic", "openai-chat"):
-            api = "openai-chat" if api.startswith("openai") else "anthropic"
+            coerced.append(f"entry {i} was an {api!r} call")
+            api = "openai-chat" if str(api).startswith("openai") else "anthropic"
+            recorded_path = ""  # the recorded endpoint does not take the body written below
         system, messages = from_messages(request["messages"], context.get("systemPrompt"))
         tools = [{"name": str(t.get("name", "")), "description": t.get("description"), "input_schema": t.get("schema") or {}}
                  for t in context.get("tools") or [] if isinstance(t, dict)]
@@ -459,11 +463,15 @@ def from_agentskit(path: str | os.PathLike[str], *, provider: str = "anthropic",
         if streamed:
             body["stream"] = True
         default_path = "/v1/messages" if api == "anthropic" else "/v1/chat/completions"
-        record = Request("POST", str(meta.get("path") or default_path), body=body,
+        record = Request("POST", recorded_path or default_path, body=body,
                          query=tuple((str(k), str(v)) for k, v in meta.get("query") or []))
         response = _response(chunks, api, model_name, streamed, digest(i, request, chunks))
         name = "anthropic" if api == "anthropic" else "openai"
         cassette.append(Entry(str(meta.get("provider") or name), record, response, default_request_hash(record.normalised())))
+    if coerced:
+        warnings.warn(f"{path}: " + "; ".join(coerced) + ": llmvcr writes agentskit entries back as Anthropic Messages "
+                      "or Chat Completions calls only, so these replay through chat.completions.create",
+                      ConversionWarning, stacklevel=2)
     return cassette
 
 
