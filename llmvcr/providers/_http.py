@@ -15,6 +15,7 @@ import asyncio
 import contextvars
 import importlib
 import importlib.metadata
+import re
 import sys
 import threading
 import time
@@ -24,9 +25,11 @@ from typing import Any, Callable, Iterator
 import orjson
 import wrapt
 
-from ..cassette import Request, Response
+from .. import faults
+from ..cassette import Entry, Request, Response
 from ..errors import LLMVCRError
-from ..redact import REQUEST_HEADERS, RESPONSE_HEADERS, Redactor
+from ..redact import _QUICK, CREDENTIAL_HEADERS, REQUEST_HEADERS, RESPONSE_HEADERS, Redactor
+from ..session import Decision, bound_session, current_session
 
 # The SDK client whose funnel the current call is in (None outside every funnel): errors raised
 # below it travel as _Halt, and a client bound by an adapter finds its own session by it.
@@ -134,14 +137,77 @@ class HttpProvider:
     # -- request and response records -----------------------------------------------------
     def request_record(self, request: Any, redactor: Redactor) -> Request:
         allow = REQUEST_HEADERS.union(self.meaning_headers)
-        headers = redactor.headers(request.headers.multi_items(), allow)
+        items, content_type = _scan_headers(request, allow)
+        headers = redactor.headers(items, allow)
         headers.pop("content-type", None)
-        query = redactor.query(request.url.params.multi_items())
-        body = _parse_body(request.read(), request.headers.get("content-type", ""))
+        url = request.url
+        query = redactor.query(url.params.multi_items()) if url.query else ()
+        body = _parse_body(request.read(), content_type)
         if isinstance(body, dict) and body.get("stream") is False:
             # .parse() sends "stream": false where create() omits it: the same request.
             body = {k: v for k, v in body.items() if k != "stream"}
-        return Request(method=request.method, path=request.url.path, body=redactor.tree(body), query=query, headers=headers)
+        return Request(method=request.method, path=url.path, body=_redact_body(redactor, body), query=query, headers=headers)
+
+
+# -- reading wire requests cheaply ---------------------------------------------------------
+# httpx's Headers decode every header on each .get() or .multi_items(); a replayed call needs
+# three of them, so the raw byte pairs are scanned instead, decoding only what is kept.
+def _decode(value: bytes, headers: Any) -> str:
+    # An ASCII value decodes the same under every encoding httpx may pick for the headers.
+    return value.decode("ascii") if value.isascii() else value.decode(headers.encoding)
+
+
+def header(request: Any, name: str) -> str | None:
+    """``request.headers.get(name)`` (repeated headers joined by ", "), without decoding the others."""
+    headers = request.headers
+    wanted = name.lower().encode("ascii")
+    values = [_decode(v, headers) for k, v in headers.raw if k.lower() == wanted]
+    return ", ".join(values) if values else None
+
+
+_KEPT: dict[frozenset[str], frozenset[bytes]] = {}
+
+
+def _scan_headers(request: Any, allow: frozenset[str]) -> tuple[list[tuple[str, str]], str]:
+    """The header pairs ``Redactor.headers`` keeps or learns from (it drops the others anyway), and
+    the content type as ``request.headers.get`` gives it."""
+    kept = _KEPT.get(allow)
+    if kept is None:
+        kept = _KEPT[allow] = frozenset(name.encode("ascii") for name in allow | CREDENTIAL_HEADERS)
+    headers = request.headers
+    raw = headers.raw
+    if b"".join([k for k, _ in raw]).isascii():
+        pairs = [(k, v) for k, v in raw if k.lower() in kept]
+    else:  # a non-ASCII name only str.lower() can judge: the redactor sees those
+        pairs = [(k, v) for k, v in raw if k.lower() in kept or not k.isascii()]
+    items = [(_decode(k, headers), _decode(v, headers)) for k, v in pairs]
+    content_types = [_decode(v, headers) for k, v in raw if k.lower() == b"content-type"]
+    return items, ", ".join(content_types)
+
+
+_QUICK_BYTES = re.compile(_QUICK.pattern.encode("ascii"))
+_JSON_ESCAPED = re.compile(r'["\\\x00-\x1f\x7f]')
+
+
+def _redact_body(redactor: Redactor, body: Any) -> Any:
+    """``redactor.tree(body)``, skipping the walk when the body's JSON text holds nothing it would change.
+
+    Each string of the body appears verbatim in its JSON text, and neither the secret-shape
+    prefixes nor a known credential free of JSON escapes can hide behind an escape, so one scan
+    of the text answers for every string. User patterns may match escaped characters: they walk.
+    """
+    if body is None or redactor.patterns:
+        return redactor.tree(body)
+    try:
+        data = orjson.dumps(body)
+    except TypeError:
+        return redactor.tree(body)
+    if _QUICK_BYTES.search(data):
+        return redactor.tree(body)
+    for secret in redactor.secrets:
+        if _JSON_ESCAPED.search(secret) or secret.encode("utf-8") in data:
+            return redactor.tree(body)
+    return body
 
 
 class StainlessProvider(HttpProvider):
@@ -177,7 +243,7 @@ class StainlessProvider(HttpProvider):
         return getattr(module, name)(api_key="llmvcr-replay", max_retries=0)
 
     def owns(self, request: Any) -> bool:
-        agent = request.headers.get("user-agent", "")
+        agent = header(request, "user-agent") or ""
         head = agent.split("/", 1)[0]
         return any(name in head for name in self.client_names) or super().owns(request)
 
@@ -260,11 +326,33 @@ class _SSEParser:
 
 
 def encode_event(event: dict[str, Any]) -> bytes:
+    """One server-sent event on the wire: ``event:`` when named, one ``data:`` line per line of data."""
     data = event.get("data")
-    text = data if isinstance(data, str) else orjson.dumps(data).decode()
-    lines = "".join(f"data: {line}\n" for line in text.split("\n"))
     name = event.get("event")
-    return (f"event: {name}\n" if name is not None else "").encode() + lines.encode() + b"\n"
+    head = b"" if name is None else b"event: " + str(name).encode() + b"\n"
+    if not isinstance(data, str):
+        # Compact JSON holds no raw newline (orjson escapes them in strings): a single data line.
+        return head + b"data: " + orjson.dumps(data) + b"\n\n"
+    lines = "".join(f"data: {line}\n" for line in data.split("\n"))
+    return head + lines.encode() + b"\n"
+
+
+def _encode_events(events: list[dict[str, Any]]) -> list[tuple[Any, bytes]]:
+    """``(t, encode_event(event))`` for each event, sharing the ``event:`` line of events of one name."""
+    heads: dict[str | None, bytes] = {}
+    dumps = orjson.dumps
+    out = []
+    for event in events:
+        name = event.get("event")
+        data = event.get("data")
+        if isinstance(data, str) or not (name is None or type(name) is str):
+            out.append((event.get("t"), encode_event(event)))
+            continue
+        head = heads.get(name)
+        if head is None:
+            head = heads[name] = (b"" if name is None else b"event: " + name.encode() + b"\n") + b"data: "
+        out.append((event.get("t"), head + dumps(data) + b"\n\n"))
+    return out
 
 
 def _is_sse(content_type: str) -> bool:
@@ -346,8 +434,7 @@ def _make_tee(module: Any, inner: Any, capture: _Capture, is_async: bool) -> Any
 # -- replaying -------------------------------------------------------------------------------
 def _replay_stream(module: Any, response: Response, speed: float | None, is_async: bool) -> Any:
     sync_base, async_base = _stream_classes(module)
-    events = response.stream or []
-    chunks = [(ev.get("t"), encode_event(ev)) for ev in events]
+    chunks = _encode_events(response.stream or [])
     failure = response.failure
 
     def delays() -> Iterator[tuple[float, bytes]]:
@@ -443,10 +530,6 @@ def _owner(request: Any) -> HttpProvider | None:
 
 
 def _prepare(module: Any, args: Any, kwargs: Any) -> tuple[Any, Any, HttpProvider, Request, Any] | None:
-    from .. import faults
-    from ..cassette import Entry
-    from ..session import Decision, bound_session, current_session
-
     client = _in_funnel.get()
     session = (bound_session(client) if client is not None else None) or current_session()
     request = args[0] if args else kwargs["request"]
