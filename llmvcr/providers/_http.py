@@ -150,19 +150,11 @@ class HttpProvider:
 
 
 # -- reading wire requests cheaply ---------------------------------------------------------
-# httpx's Headers decode every header on each .get() or .multi_items(); a replayed call needs
-# three of them, so the raw byte pairs are scanned instead, decoding only what is kept.
+# httpx's Headers.multi_items() decodes every header; the record needs the few the redactor keeps
+# or learns from, so the raw byte pairs are filtered first and only those are decoded.
 def _decode(value: bytes, headers: Any) -> str:
     # An ASCII value decodes the same under every encoding httpx may pick for the headers.
     return value.decode("ascii") if value.isascii() else value.decode(headers.encoding)
-
-
-def header(request: Any, name: str) -> str | None:
-    """``request.headers.get(name)`` (repeated headers joined by ", "), without decoding the others."""
-    headers = request.headers
-    wanted = name.lower().encode("ascii")
-    values = [_decode(v, headers) for k, v in headers.raw if k.lower() == wanted]
-    return ", ".join(values) if values else None
 
 
 _KEPT: dict[frozenset[str], frozenset[bytes]] = {}
@@ -243,7 +235,7 @@ class StainlessProvider(HttpProvider):
         return getattr(module, name)(api_key="llmvcr-replay", max_retries=0)
 
     def owns(self, request: Any) -> bool:
-        agent = header(request, "user-agent") or ""
+        agent = request.headers.get("user-agent", "")
         head = agent.split("/", 1)[0]
         return any(name in head for name in self.client_names) or super().owns(request)
 
