@@ -40,9 +40,7 @@ def _attach(client: Any, session: Session) -> None:
         weakref.ref(client)
     except TypeError:
         raise ValueError(f"{type(client).__name__} cannot be adapted: pass an SDK client instance") from None
-    install()
-    for provider in registered():
-        provider.install()  # the client's SDK may have been imported after another cassette opened
+    install()  # also catches up with an SDK imported after another cassette opened
     session.open = True
     bind(client, session)
     weakref.finalize(client, uninstall)

@@ -289,9 +289,6 @@ def test_llm():
     assert server.request_count == before  # each served its own test from its own cassette
 
 
-@pytest.mark.xfail(strict=True, reason="llmvcr/providers/_http.py patches legacy httpx only if it was imported when "
-                   "interception was first installed; the CI network guard installs it at pytest start, so an SDK "
-                   "on httpx imported later (groq) is neither recorded nor blocked at its funnel")
 def test_an_sdk_on_legacy_httpx_imported_after_start_is_recorded_under_the_guard(inner: pytest.Pytester) -> None:
     inner.makepyfile(test_groq='''
 import os, llmvcr, groq
@@ -302,5 +299,11 @@ def test_recorded(tmp_path):
     with llmvcr.recording(str(tmp_path / "g.yaml")) as cassette:
         client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
     assert len(cassette.entries) == 1
+
+def test_blocked_outside_a_cassette():
+    import pytest
+    client = groq.Groq(api_key="gsk_SENTINEL_0000000000", base_url="http://llm.invalid", max_retries=3)
+    with pytest.raises(llmvcr.NetworkBlockedError):  # itself, at once: not retried into APIConnectionError
+        client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
 ''')
-    run(inner, "--llmvcr-block-network").assert_outcomes(passed=1)
+    run(inner, "--llmvcr-block-network").assert_outcomes(passed=2)

@@ -9,8 +9,11 @@ Stainless adapter; ``register_provider`` adds more. Nothing outside this package
 from __future__ import annotations
 
 import importlib
+import sys
 import threading
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
+
+import wrapt
 
 from ._http import HttpProvider, StainlessProvider, install_http, uninstall_http
 
@@ -67,7 +70,7 @@ def register_provider(provider: Provider | str) -> Provider:
         if _installed:
             if old is not None:
                 old.uninstall()
-            provider.install()
+            _install_one(provider)
     return provider
 
 
@@ -103,14 +106,36 @@ def http_providers() -> list[HttpProvider]:
 
 
 def install() -> None:
-    """Put every provider's interception in place (reference-counted across cassettes)."""
+    """Put every provider's interception in place (reference-counted across cassettes).
+
+    Each call also catches up with what was imported since the last one; an SDK imported later
+    still, while interception is in place, is patched by a post-import hook as it loads.
+    """
     global _installed
     with _lock:
         _installed += 1
-        if _installed == 1:
-            install_http(http_providers)
+        install_http(http_providers)
+        for provider in _providers.values():
+            _install_one(provider)
+
+
+_hooked: set[str] = set()
+
+
+def _install_one(provider: Provider) -> None:
+    package: Any = getattr(provider, "package", None)
+    if isinstance(package, str) and package not in sys.modules and package not in _hooked:
+        _hooked.add(package)
+        wrapt.register_post_import_hook(lambda module: _late_install(module.__name__), package)
+    provider.install()  # idempotent, and a no-op while its SDK is not imported
+
+
+def _late_install(package: str) -> None:
+    with _lock:
+        if _installed:
             for provider in _providers.values():
-                provider.install()
+                if getattr(provider, "package", None) == package:
+                    provider.install()
 
 
 def uninstall() -> None:

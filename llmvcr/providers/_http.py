@@ -188,8 +188,8 @@ def _redact_body(redactor: Redactor, body: Any) -> Any:
     prefixes nor a known credential free of JSON escapes can hide behind an escape, so one scan
     of the text answers for every string. User patterns may match escaped characters: they walk.
     """
-    if body is None or redactor.patterns:
-        return redactor.tree(body)
+    if body is None or redactor.patterns or redactor.paths:
+        return redactor.body(body)
     try:
         data = orjson.dumps(body)
     except TypeError:
@@ -509,7 +509,10 @@ _ProviderSource = Callable[[], list[HttpProvider]]
 network_guard: Callable[[Any, HttpProvider | None], LLMVCRError | None] | None = None
 _providers_source: _ProviderSource = list
 _send_patches: list[_Patch] = []
-_lock = threading.Lock()
+_patched_modules: set[str] = set()
+_hooked_modules: set[str] = set()
+_http_active = False
+_lock = threading.RLock()  # a post-import hook may fire while an install imports
 
 
 def _owner(request: Any) -> HttpProvider | None:
@@ -617,8 +620,8 @@ def _finisher(session: Any, provider: HttpProvider, record: Request, request_has
         redacted = Response(
             response.status,
             response.headers,
-            body=session.redactor.tree(response.body),
-            stream=session.redactor.tree(response.stream) if response.stream is not None else None,
+            body=session.redactor.body(response.body),
+            stream=session.redactor.events(response.stream) if response.stream is not None else None,
             truncated=response.truncated,
             failure=response.failure,
         )
@@ -628,27 +631,48 @@ def _finisher(session: Any, provider: HttpProvider, record: Request, request_has
 
 
 def install_http(source: _ProviderSource) -> None:
-    """Wrap ``Client.send``/``AsyncClient.send`` of httpx2 and, if imported, legacy httpx."""
-    global _providers_source
+    """Wrap ``Client.send``/``AsyncClient.send`` of httpx2 and of legacy httpx, now or when it loads.
+
+    Called again on each install: it patches only what is not patched yet.
+    """
+    global _providers_source, _http_active
     with _lock:
         _providers_source = source
-        if _send_patches:
-            return
+        _http_active = True
         for module_name in ("httpx2", "httpx"):
+            if module_name in _patched_modules:
+                continue
             if module_name == "httpx" and module_name not in sys.modules:
+                if module_name not in _hooked_modules:  # never import it ourselves; patch it as it loads
+                    _hooked_modules.add(module_name)
+                    wrapt.register_post_import_hook(_on_http_import, module_name)
                 continue
             try:
                 module = importlib.import_module(module_name)
             except ImportError:
                 continue
-            sync_send, async_send = _make_wrappers(module)
-            for owner, wrapper in ((module.Client, sync_send), (module.AsyncClient, async_send)):
-                patch = _Patch(owner, "send", wrapper)
-                patch.apply()
-                _send_patches.append(patch)
+            _patch_send(module)
+
+
+def _patch_send(module: Any) -> None:
+    sync_send, async_send = _make_wrappers(module)
+    for owner, wrapper in ((module.Client, sync_send), (module.AsyncClient, async_send)):
+        patch = _Patch(owner, "send", wrapper)
+        patch.apply()
+        _send_patches.append(patch)
+    _patched_modules.add(module.__name__)
+
+
+def _on_http_import(module: Any) -> None:
+    with _lock:
+        if _http_active and module.__name__ not in _patched_modules:
+            _patch_send(module)
 
 
 def uninstall_http() -> None:
+    global _http_active
     with _lock:
+        _http_active = False
         while _send_patches:
             _send_patches.pop().undo()
+        _patched_modules.clear()

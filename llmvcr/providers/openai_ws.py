@@ -72,7 +72,7 @@ class _Socket:
             body: Any = orjson.loads(data)
         except orjson.JSONDecodeError:
             body = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
-        request = Request("WS", self.path, body=self.session.redactor.tree(body), query=self.query)
+        request = Request("WS", self.path, body=self.session.redactor.body(body), query=self.query)
         with self.lock:
             self._finish()
         decision = self.session.decide(ENTRY_PROVIDER, request)  # may raise ReplayDivergence
@@ -120,7 +120,7 @@ class _Socket:
         kind = last.get("type") if isinstance(last, dict) else None
         truncated = closing and failure is None and kind not in _TERMINAL
         redactor = self.session.redactor
-        response = Response(101, {}, stream=redactor.tree(events), truncated=truncated, failure=failure)
+        response = Response(101, {}, stream=redactor.events(events), truncated=truncated, failure=failure)
         self.session.record(ENTRY_PROVIDER, request, response, request_hash)
 
     def _closed_live(self, err: BaseException) -> None:
@@ -269,6 +269,7 @@ class OpenAIWebSocketProvider:
     """The ``Provider`` for ``responses.connect()``; entries it records are the ``openai`` SDK's."""
 
     name = "openai-responses-websocket"
+    package = "openai"
 
     def __init__(self) -> None:
         self._patches: list[_Patch] = []
