@@ -40,6 +40,7 @@ class Redactor:
     secrets: set[str] = field(default_factory=set)
     patterns: list[tuple[str, re.Pattern[str]]] = field(default_factory=list)
     filter_headers: frozenset[str] = frozenset()
+    paths: list[list[str | int]] = field(default_factory=list)  # redact=["$.metadata.user_id"]
 
     def learn(self, value: str | None) -> None:
         """Remember a credential seen on a live request so it is scrubbed wherever it appears."""
@@ -70,6 +71,18 @@ class Redactor:
             return [self.tree(v) for v in node]
         return node
 
+    def body(self, node: Any) -> Any:
+        """A request or response body: the values at the user's JSON paths, then every string."""
+        for tokens in self.paths:
+            node = _blank(node, tokens)
+        return self.tree(node)
+
+    def events(self, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Stream events: each event's data is a body of its own."""
+        if not self.paths:
+            return self.tree(events)  # type: ignore[no-any-return]
+        return [self.tree({**ev, "data": self.body(ev.get("data"))} if "data" in ev else ev) for ev in events]
+
     def headers(self, headers: Iterable[tuple[str, str]], allow: frozenset[str]) -> dict[str, str]:
         kept: dict[str, str] = {}
         for name, value in headers:
@@ -92,10 +105,43 @@ class Redactor:
 
 
 def compile_redactions(rules: Iterable[str | re.Pattern[str]]) -> list[tuple[str, re.Pattern[str]]]:
+    """The regex rules of ``redact=`` (a string starting with ``$`` is a JSON path instead)."""
     out = []
     for rule in rules:
-        out.append(("custom", rule if isinstance(rule, re.Pattern) else re.compile(rule)))
+        if isinstance(rule, str) and rule.startswith("$"):
+            continue
+        try:
+            out.append(("custom", rule if isinstance(rule, re.Pattern) else re.compile(rule)))
+        except re.error as err:
+            raise ValueError(f"redact: {rule!r} is not a valid regular expression ({err})") from None
     return out
+
+
+def compile_paths(rules: Iterable[str | re.Pattern[str]]) -> list[list[str | int]]:
+    """The JSON-path rules of ``redact=``: ``$.metadata.user_id``, ``$.messages[*].name``."""
+    from .matching import parse_path
+
+    paths = []
+    for rule in rules:
+        if isinstance(rule, str) and rule.startswith("$"):
+            if not rule.startswith("$."):
+                raise ValueError(f"redact: JSON path {rule!r} must start with '$.', like '$.metadata.user_id'")
+            paths.append(parse_path(rule[2:]))
+    return paths
+
+
+def _blank(node: Any, tokens: list[str | int]) -> Any:
+    """A copy of ``node`` with the values at ``tokens`` replaced by ``<REDACTED:path>``."""
+    if not tokens:
+        return "<REDACTED:path>"
+    head, rest = tokens[0], tokens[1:]
+    if isinstance(node, dict):
+        return {k: _blank(v, rest) if head in ("*", k) else v for k, v in node.items()}
+    if isinstance(node, list):
+        n = len(node)
+        return [_blank(v, rest) if head == "*" or (isinstance(head, int) and i == head % max(n, 1)) else v
+                for i, v in enumerate(node)]
+    return node
 
 
 def find_secrets(node: Any, path: str = "") -> Iterator[tuple[str, str, str]]:

@@ -25,7 +25,7 @@ from .cassette import Cassette, Entry, Request, Response
 from .diff import DiffRow, format_rows, structural_diff
 from .errors import CassetteNotFoundError, ReplayDivergence, ReplayDivergenceWarning
 from .matching import DEFAULT_MATCH_ON, Fingerprinter, MatcherSpec, Placeholder, default_request_hash
-from .redact import Redactor, compile_redactions
+from .redact import Redactor, compile_paths, compile_redactions
 from .storage import LLMVCR_VERSION, CassetteWriter, load_cassette
 
 RECORD_MODES = ("once", "new_episodes", "none", "all")
@@ -112,6 +112,7 @@ class Options:
         match_on = ("last_user_message",) if built.mode == "loose" else built.match_on
         fingerprinter = Fingerprinter(match_on, built.ignore, built.placeholders)
         compile_redactions(built.redact)
+        compile_paths(built.redact)
         return replace(built, fingerprinter=fingerprinter)
 
 
@@ -179,7 +180,8 @@ class Session:
         self.record_mode = _config.record_mode or options.record_mode
         self.persist = persist
         self.redactor = Redactor(patterns=compile_redactions(options.redact),
-                                 filter_headers=frozenset(h.lower() for h in options.filter_headers))
+                                 filter_headers=frozenset(h.lower() for h in options.filter_headers),
+                                 paths=compile_paths(options.redact))
         self.open = False
         self.replayed = 0
         self.served: list[Entry] = []  # the entries replay served, for the usage the run saved

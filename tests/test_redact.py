@@ -165,3 +165,41 @@ def test_filter_headers_drops_allowlisted_headers(anthropic_client: Any, openai_
     assert a.response.headers.get("content-type") == "application/json"  # the rest of the allowlist stays
     text = (cassette_dir / "filtered.yaml").read_text()
     assert "request-id" not in text and "anthropic-version" not in text
+
+
+def test_redact_json_paths_and_regexes_before_fingerprinting(anthropic_client: Any, cassette_dir: Path,
+                                                              server: Any) -> None:
+    options = {"redact": ["$.metadata.user_id", "$.content[*].citations", r"cust-\d+"]}
+
+    def ask(user: str, order: str) -> Any:
+        return anthropic_client.messages.create(model="claude-test", max_tokens=16, metadata={"user_id": user},
+                                                messages=[{"role": "user", "content": f"where is {order}?"}])
+
+    with llmvcr.recording("paths", **options) as cassette:
+        live = ask("user-private-42", "cust-1234")
+    written = written_bytes(cassette_dir)
+    assert b"user-private-42" not in written and b"cust-1234" not in written
+    body = cassette.entries[0].request.body
+    assert body["metadata"] == {"user_id": "<REDACTED:path>"}
+    assert body["messages"][0]["content"] == "where is <REDACTED:custom>?"
+    before = server.request_count
+    with llmvcr.recording("paths", record_mode="none", **options):
+        again = ask("someone-else", "cust-9999")  # redacted the same way, so it fingerprints the same
+    assert server.request_count == before
+    assert live.content[0].text == "Echo: where is cust-1234?"
+    assert again.content[0].text == "Echo: where is <REDACTED:custom>?"  # the echo was redacted on disk too
+    with pytest.raises(ValueError, match=r"must start with '\$\.'"):
+        llmvcr.use_cassette("x", redact=["$metadata"])
+    with pytest.raises(ValueError, match="not a valid regular expression"):
+        llmvcr.use_cassette("x", redact=["(unclosed"])
+
+
+def test_redact_paths_reach_response_bodies_and_stream_events() -> None:
+    from llmvcr.redact import compile_paths
+
+    redactor = Redactor(paths=compile_paths(["$.id", "$.items[2]"]))
+    assert redactor.body({"id": "msg_1", "items": [1, 2, 3], "keep": "x"}) == {
+        "id": "<REDACTED:path>", "items": [1, 2, "<REDACTED:path>"], "keep": "x"}
+    events = [{"event": "message_start", "data": {"id": "msg_1", "n": 1}}, {"data": "[DONE]"}]
+    assert redactor.events(events) == [{"event": "message_start", "data": {"id": "<REDACTED:path>", "n": 1}},
+                                       {"data": "[DONE]"}]
