@@ -109,32 +109,12 @@ def usage(input_tokens: Any = 0, output_tokens: Any = 0, cache_read: Any = 0, ca
 
 def parse_sse(text: str) -> list[JSON]:
     """Server-sent events as llmvcr stores them: ``{"event"?: name, "data": json-or-text}``."""
-    events: list[JSON] = []
-    for block in text.replace("\r\n", "\n").split("\n\n"):
-        name: str | None = None
-        data: list[str] = []
-        for line in block.split("\n"):
-            if not line or line.startswith(":"):
-                continue
-            key, _, value = line.partition(":")
-            value = value.removeprefix(" ")
-            if key == "event":
-                name = value
-            elif key == "data":
-                data.append(value)
-        if name is None and not data:
-            continue
-        joined = "\n".join(data)
-        parsed: Any = joined
-        if joined[:1] in ("{", "["):
-            try:
-                parsed = json.loads(joined)
-            except ValueError:
-                parsed = joined
-        event: JSON = {"event": name} if name is not None else {}
-        event["data"] = parsed
-        events.append(event)
-    return events
+    from ..providers._http import SSEParser
+
+    parser = SSEParser(None)
+    parser.feed(text.encode("utf-8"))
+    parser.flush()
+    return parser.events
 
 
 def api_of(entry: Entry) -> str | None:

@@ -269,10 +269,13 @@ def _body_bytes(body: Any, content_type: str) -> bytes:
 
 
 # -- server-sent events -------------------------------------------------------------------
-class _SSEParser:
-    """Splits a byte stream into events as it arrives, keeping names and arrival offsets."""
+class SSEParser:
+    """Splits a byte stream into events as it arrives, keeping names and arrival offsets.
 
-    def __init__(self, start: float) -> None:
+    With ``start=None`` (a body read after the fact, as from a vcrpy cassette) no offsets are kept.
+    """
+
+    def __init__(self, start: float | None) -> None:
         self.start = start
         self.buffer = b""
         self.events: list[dict[str, Any]] = []
@@ -313,7 +316,8 @@ class _SSEParser:
         if name is not None:
             event["event"] = name
         event["data"] = parsed
-        event["t"] = round((time.perf_counter() - self.start) * 1000, 1)
+        if self.start is not None:
+            event["t"] = round((time.perf_counter() - self.start) * 1000, 1)
         self.events.append(event)
 
 
@@ -357,7 +361,7 @@ class _Capture:
 
     def __init__(self, finish: Callable[[Response], None], status: int, headers: dict[str, str], sse: bool, start: float) -> None:
         self.finish_cb, self.status, self.headers, self.sse = finish, status, headers, sse
-        self.parser = _SSEParser(start)
+        self.parser = SSEParser(start)
         self.raw: list[bytes] = []
         self.done = False
 
