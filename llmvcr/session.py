@@ -199,6 +199,7 @@ class Session:
         self._flush_timer: threading.Timer | None = None
         self._writer: CassetteWriter | None = None
         self._versions_noted: set[str] = set()
+        self._open_streams: list[Callable[[], None]] = []  # finish a stream still being recorded
         self._previous_sigterm: Any = None
         self.cassette = cassette if cassette is not None else self._load()
         if options.seed is not None:
@@ -259,6 +260,9 @@ class Session:
 
         self.open = False
         self._restore_sigterm()
+        for finish in self._open_streams:  # a stream the caller left unread: keep what it received
+            finish()
+        self._open_streams.clear()
         self.flush()
         if self._token is not None:
             try:
@@ -408,6 +412,11 @@ class Session:
         return head + body + hint
 
     # -- recording ---------------------------------------------------------------------------------
+    def stream_opened(self, finish: Callable[[], None]) -> None:
+        """A live stream is being recorded: ``finish()`` (idempotent) records it as truncated at exit."""
+        with self._lock:
+            self._open_streams.append(finish)
+
     def record(self, provider: str, request: Request, response: Response, request_hash: str) -> Entry | None:
         entry = Entry(provider, request, response, request_hash)
         if self.options.before_record is not None:

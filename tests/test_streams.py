@@ -220,3 +220,14 @@ def test_instant_replay_of_a_truncated_stream_ends_like_a_dropped_one(openai_cli
     with llmvcr.recording("trunc", record_mode="none"):
         chunks = list(_chat_stream(openai_client))
     assert len(chunks) == 1 and isinstance(chunks[0], openai.types.chat.ChatCompletionChunk)
+
+
+def test_a_stream_left_unread_is_kept_when_the_cassette_closes(openai_client: Any, cassette_dir: Any) -> None:
+    with llmvcr.recording("left-open") as cassette:
+        stream = openai_client.chat.completions.create(model="gpt-test", stream=True,
+                                                       messages=[{"role": "user", "content": "a b c d e f"}])
+        first = next(iter(stream))  # read one chunk, then neither finish nor close it
+        assert len(cassette) == 0
+    assert first.choices is not None and stream is not None  # still referenced: nothing closed it
+    entry = llmvcr.load_cassette(cassette_dir / "left-open.yaml").entries[0]
+    assert entry.response.truncated and len(entry.response.stream or []) >= 1

@@ -584,6 +584,7 @@ def _make_wrappers(module: Any) -> tuple[Callable[..., Any], Callable[..., Any]]
                            _is_sse(response.headers.get("content-type", "")) and stream, start)
         if stream:
             response.stream = _make_tee(module, response.stream, capture, False)
+            session.stream_opened(lambda: capture.finish(truncated=True))
         else:
             capture.feed(response.content)
             capture.finish()
@@ -609,6 +610,7 @@ def _make_wrappers(module: Any) -> tuple[Callable[..., Any], Callable[..., Any]]
                                _is_sse(response.headers.get("content-type", "")) and stream, start)
             if stream:
                 response.stream = _make_tee(module, response.stream, capture, True)
+                session.stream_opened(lambda: capture.finish(truncated=True))
             else:
                 capture.feed(response.content)
                 capture.finish()
