@@ -161,7 +161,9 @@ def vcrpy_config() -> Any:
     """vcrpy set up as a pytest-recording suite in CI would be: replay only, body matched."""
     import vcr
 
-    return vcr.VCR(record_mode="none", match_on=("method", "uri", "body"), filter_headers=list(_SECRET_HEADERS))
+    return vcr.VCR(
+        record_mode="none", match_on=("method", "uri", "body"), filter_headers=list(_SECRET_HEADERS)
+    )
 
 
 def replay_vcrpy(clients: Clients, path: str, calls: list[Call], rounds: int) -> list[float]:

@@ -110,7 +110,7 @@ def alternate(rounds: int, contenders: dict[str, Callable[[], list[float]]]) -> 
     names = list(contenders)
     samples: dict[str, list[float]] = {name: [] for name in names}
     for r in range(rounds):
-        for name in names[r % len(names):] + names[: r % len(names)]:
+        for name in names[r % len(names) :] + names[: r % len(names)]:
             samples[name] += contenders[name]()
     return {name: median(values) for name, values in samples.items()}
 
@@ -169,46 +169,93 @@ class Bench:
             calls = self.calls[:n]
             progress(f"replay N={n:,}: floor and llmvcr, {self.plan.rounds[n]} rounds")
             cassette = self.path(f"llmvcr-{n}.json")  # the format changes loading only, measured below
-            got = alternate(self.plan.rounds[n], {
-                "floor": partial(c.timed, self.clients, calls),
-                "llmvcr": partial(c.replay_llmvcr, self.clients, cassette, calls),
-            })
+            got = alternate(
+                self.plan.rounds[n],
+                {
+                    "floor": partial(c.timed, self.clients, calls),
+                    "llmvcr": partial(c.replay_llmvcr, self.clients, cassette, calls),
+                },
+            )
             sample = calls[:: max(1, n // self.plan.vcrpy_sample[n])]
             progress(f"replay N={n:,}: vcrpy on {len(sample)} calls spread over the cassette")
-            vcrpy = median(c.replay_vcrpy(self.clients, self.path(f"vcrpy-{n}.yaml"), sample,
-                                          self.plan.vcrpy_rounds[n]))
+            vcrpy = median(
+                c.replay_vcrpy(self.clients, self.path(f"vcrpy-{n}.yaml"), sample, self.plan.vcrpy_rounds[n])
+            )
             per_call[n], floor_per_call[n] = got["llmvcr"], got["floor"]
             ratio = got["llmvcr"] / got["floor"]
-            self.report.add(Row(f"replay, N={n:,}, per call: llmvcr ÷ floor", fmt(got["floor"]),
-                                fmt(got["llmvcr"]), fmt(vcrpy), f"{ratio:.3f}", "≤ 1.15", verdict(ratio <= 1.15)))
+            self.report.add(
+                Row(
+                    f"replay, N={n:,}, per call: llmvcr ÷ floor",
+                    fmt(got["floor"]),
+                    fmt(got["llmvcr"]),
+                    fmt(vcrpy),
+                    f"{ratio:.3f}",
+                    "≤ 1.15",
+                    verdict(ratio <= 1.15),
+                )
+            )
             speedup = vcrpy / got["llmvcr"]
             target = "≥ 20" if n == 1_000 else "grows with N" if n > 1_000 else ""
             met = verdict(speedup >= 20) if n == 1_000 else ""
-            self.report.add(Row(f"replay, N={n:,}, per call: vcrpy ÷ llmvcr", "", "", "", f"{speedup:.1f}",
-                                target, met))
+            self.report.add(
+                Row(f"replay, N={n:,}, per call: vcrpy ÷ llmvcr", "", "", "", f"{speedup:.1f}", target, met)
+            )
         small, large = min(self.plan.sizes), max(self.plan.sizes)
         if small != large:
             flat = per_call[large] / per_call[small]
-            self.report.add(Row(f"llmvcr per call, N={large:,} ÷ N={small:,}", fmt(per_call[small]),
-                                fmt(per_call[large]), "", f"{flat:.3f}", "≤ 1.10", verdict(flat <= 1.10)))
+            self.report.add(
+                Row(
+                    f"llmvcr per call, N={large:,} ÷ N={small:,}",
+                    fmt(per_call[small]),
+                    fmt(per_call[large]),
+                    "",
+                    f"{flat:.3f}",
+                    "≤ 1.10",
+                    verdict(flat <= 1.10),
+                )
+            )
             floor_flat = floor_per_call[large] / floor_per_call[small]
-            self.report.add(Row(f"floor per call, N={large:,} ÷ N={small:,} (reference)", fmt(floor_per_call[small]),
-                                fmt(floor_per_call[large]), "", f"{floor_flat:.3f}", "", ""))
+            self.report.add(
+                Row(
+                    f"floor per call, N={large:,} ÷ N={small:,} (reference)",
+                    fmt(floor_per_call[small]),
+                    fmt(floor_per_call[large]),
+                    "",
+                    f"{floor_flat:.3f}",
+                    "",
+                    "",
+                )
+            )
 
     def streaming(self) -> None:
         for i, stream in enumerate(self.streams):
             name = "anthropic messages.stream()" if stream.sdk == "anthropic" else "openai chat stream"
             progress(f"stream: {name}, {w.STREAM_EVENTS} events, {self.plan.stream_rounds} rounds")
             cassette = self.path(f"llmvcr-stream-{i}.yaml")
-            got = alternate(self.plan.stream_rounds, {
-                "floor": partial(c.timed, self.clients, [stream]),
-                "llmvcr": partial(c.replay_llmvcr, self.clients, cassette, [stream]),
-            })
-            vcrpy = median(c.replay_vcrpy(self.clients, self.path(f"vcrpy-stream-{i}.yaml"), [stream],
-                                          self.plan.stream_rounds))
+            got = alternate(
+                self.plan.stream_rounds,
+                {
+                    "floor": partial(c.timed, self.clients, [stream]),
+                    "llmvcr": partial(c.replay_llmvcr, self.clients, cassette, [stream]),
+                },
+            )
+            vcrpy = median(
+                c.replay_vcrpy(
+                    self.clients, self.path(f"vcrpy-stream-{i}.yaml"), [stream], self.plan.stream_rounds
+                )
+            )
             ratio = got["llmvcr"] / got["floor"]
-            self.report.add(Row(f"stream, {name}, {w.STREAM_EVENTS} events: llmvcr ÷ floor", fmt(got["floor"]),
-                                fmt(got["llmvcr"]), fmt(vcrpy), f"{ratio:.3f}", "≤ 1.15", verdict(ratio <= 1.15)))
+            self.report.add(
+                Row(
+                    f"stream, {name}, {w.STREAM_EVENTS} events: llmvcr ÷ floor",
+                    fmt(got["floor"]),
+                    fmt(got["llmvcr"]),
+                    fmt(vcrpy),
+                    f"{ratio:.3f}",
+                    "≤ 1.15",
+                    verdict(ratio <= 1.15),
+                )
+            )
 
     def loading(self) -> None:
         import orjson
@@ -236,15 +283,26 @@ class Bench:
             path = self.path(f"llmvcr-{largest}.{fmt_name}")
             parser = "orjson.loads" if fmt_name == "json" else f"yaml.load({loader.__name__})"
             progress(f"load: {largest:,}-entry {fmt_name.upper()} cassette, {rounds} rounds")
-            got = alternate(rounds, {
-                "raw": partial(clock, partial(raw, path)),
-                "llmvcr": partial(clock, partial(llmvcr.load_cassette, path)),
-            })
+            got = alternate(
+                rounds,
+                {
+                    "raw": partial(clock, partial(raw, path)),
+                    "llmvcr": partial(clock, partial(llmvcr.load_cassette, path)),
+                },
+            )
             ratio = got["llmvcr"] / got["raw"]
             size = os.path.getsize(path) / 1e6
-            self.report.add(Row(f"load {largest:,}-entry {fmt_name.upper()} ({size:.0f} MB): llmvcr ÷ {parser}",
-                                fmt(got["raw"]), fmt(got["llmvcr"]), "", f"{ratio:.3f}", "≤ 1.3",
-                                verdict(ratio <= 1.3)))
+            self.report.add(
+                Row(
+                    f"load {largest:,}-entry {fmt_name.upper()} ({size:.0f} MB): llmvcr ÷ {parser}",
+                    fmt(got["raw"]),
+                    fmt(got["llmvcr"]),
+                    "",
+                    f"{ratio:.3f}",
+                    "≤ 1.3",
+                    verdict(ratio <= 1.3),
+                )
+            )
 
     def recording(self) -> None:
         import llmvcr
@@ -280,27 +338,61 @@ class Bench:
             server.close()
         ratio = got["recorded"] / got["live"]
         extra = got["recorded"] - got["live"]
-        self.report.add(Row(f"recording a loopback call: recorded ÷ unrecorded (+{fmt(extra)} per call)",
-                            fmt(got["live"]), fmt(got["recorded"]), "", f"{ratio:.3f}", "(context)", ""))
+        self.report.add(
+            Row(
+                f"recording a loopback call: recorded ÷ unrecorded (+{fmt(extra)} per call)",
+                fmt(got["live"]),
+                fmt(got["recorded"]),
+                "",
+                f"{ratio:.3f}",
+                "(context)",
+                "",
+            )
+        )
 
     def import_cost(self) -> None:
         progress(f"import: python -X importtime -c 'import llmvcr', {self.plan.import_runs} runs")
         costs = []
         for _ in range(self.plan.import_runs):
-            run = subprocess.run([sys.executable, "-X", "importtime", "-c", "import llmvcr"],
-                                 capture_output=True, text=True, check=True)
+            run = subprocess.run(
+                [sys.executable, "-X", "importtime", "-c", "import llmvcr"],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
             match = re.search(r"^import time:\s+\d+ \|\s+(\d+) \| llmvcr$", run.stderr, re.MULTILINE)
             assert match, run.stderr[-500:]
             costs.append(int(match.group(1)) / 1e6)
-        probe = ("import sys, llmvcr; llmvcr.use_cassette('probe'); "
-                 "print(','.join(m for m in ('anthropic', 'openai', 'httpx', 'httpx2', 'groq') if m in sys.modules))")
-        sdks = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                              check=True).stdout.strip()
+        probe = (
+            "import sys, llmvcr; llmvcr.use_cassette('probe'); "
+            "print(','.join(m for m in ('anthropic', 'openai', 'httpx', 'httpx2', 'groq') if m in sys.modules))"
+        )
+        sdks = subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+        ).stdout.strip()
         cost = median(costs)
-        self.report.add(Row("`import llmvcr` (cumulative, -X importtime)", "", fmt(cost), "", "", "≤ 15 ms",
-                            verdict(cost <= 0.015)))
-        self.report.add(Row("SDK modules imported by `import llmvcr` and `use_cassette()`", "", sdks or "none",
-                            "", "", "none", verdict(not sdks)))
+        self.report.add(
+            Row(
+                "`import llmvcr` (cumulative, -X importtime)",
+                "",
+                fmt(cost),
+                "",
+                "",
+                "≤ 15 ms",
+                verdict(cost <= 0.015),
+            )
+        )
+        self.report.add(
+            Row(
+                "SDK modules imported by `import llmvcr` and `use_cassette()`",
+                "",
+                sdks or "none",
+                "",
+                "",
+                "none",
+                verdict(not sdks),
+            )
+        )
 
     def warm_up(self) -> None:
         """One untimed pass of each contender, so first-call imports and caches count nowhere."""
@@ -337,7 +429,9 @@ def profile(folder: str, n: int = 1_000) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="N = 100 and 1,000 only, fewer rounds")
-    parser.add_argument("--profile", action="store_true", help="profile llmvcr replaying 1,000 calls and exit")
+    parser.add_argument(
+        "--profile", action="store_true", help="profile llmvcr replaying 1,000 calls and exit"
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="llmvcr-bench-") as folder:
         if args.profile:

@@ -124,8 +124,12 @@ def anthropic_call(i: int) -> Call:
         "content": [{"type": "text", "text": _answer(i)}],
         "stop_reason": "end_turn",
         "stop_sequence": None,
-        "usage": {"input_tokens": 48, "output_tokens": 71, "cache_creation_input_tokens": 0,
-                  "cache_read_input_tokens": 0},
+        "usage": {
+            "input_tokens": 48,
+            "output_tokens": 71,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+        },
     }
     headers = {"content-type": "application/json", "request-id": f"req_bench{i:012d}"}
     return Call("anthropic", kwargs, headers, body=orjson.dumps(body))
@@ -135,20 +139,24 @@ def openai_call(i: int) -> Call:
     kwargs = {
         "model": OPENAI_MODEL,
         "max_tokens": 400,
-        "messages": [{"role": "system", "content": "You are a careful reviewer."},
-                     {"role": "user", "content": _prompt(i)}],
+        "messages": [
+            {"role": "system", "content": "You are a careful reviewer."},
+            {"role": "user", "content": _prompt(i)},
+        ],
     }
     body = {
         "id": f"chatcmpl-bench{i:012d}",
         "object": "chat.completion",
         "created": 1_700_000_000 + i,
         "model": OPENAI_MODEL,
-        "choices": [{
-            "index": 0,
-            "message": {"role": "assistant", "content": _answer(i), "refusal": None, "annotations": []},
-            "logprobs": None,
-            "finish_reason": "stop",
-        }],
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": _answer(i), "refusal": None, "annotations": []},
+                "logprobs": None,
+                "finish_reason": "stop",
+            }
+        ],
         "usage": {"prompt_tokens": 48, "completion_tokens": 71, "total_tokens": 119},
         "system_fingerprint": "fp_bench",
     }
@@ -176,20 +184,46 @@ def anthropic_stream() -> Call:
     """``messages.stream()`` answered by 500 events (start, 495 text deltas, stop events)."""
     deltas = STREAM_EVENTS - 5
     message: dict[str, Any] = {
-        "id": "msg_benchstream", "type": "message", "role": "assistant", "model": ANTHROPIC_MODEL, "content": [],
-        "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 48, "output_tokens": 1},
+        "id": "msg_benchstream",
+        "type": "message",
+        "role": "assistant",
+        "model": ANTHROPIC_MODEL,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 48, "output_tokens": 1},
     }
-    chunks = [_sse("message_start", {"type": "message_start", "message": message}),
-              _sse("content_block_start", {"type": "content_block_start", "index": 0,
-                                           "content_block": {"type": "text", "text": ""}})]
-    chunks += [_sse("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                            "delta": {"type": "text_delta", "text": w}}) for w in _words(deltas)]
-    chunks += [_sse("content_block_stop", {"type": "content_block_stop", "index": 0}),
-               _sse("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn",
-                                      "stop_sequence": None}, "usage": {"output_tokens": deltas}}),
-               _sse("message_stop", {"type": "message_stop"})]
-    kwargs = {"model": ANTHROPIC_MODEL, "max_tokens": 1024,
-              "messages": [{"role": "user", "content": "Stream a long answer. " + _prompt(0)}]}
+    chunks = [
+        _sse("message_start", {"type": "message_start", "message": message}),
+        _sse(
+            "content_block_start",
+            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        ),
+    ]
+    chunks += [
+        _sse(
+            "content_block_delta",
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": w}},
+        )
+        for w in _words(deltas)
+    ]
+    chunks += [
+        _sse("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        _sse(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                "usage": {"output_tokens": deltas},
+            },
+        ),
+        _sse("message_stop", {"type": "message_stop"}),
+    ]
+    kwargs = {
+        "model": ANTHROPIC_MODEL,
+        "max_tokens": 1024,
+        "messages": [{"role": "user", "content": "Stream a long answer. " + _prompt(0)}],
+    }
     headers = {"content-type": "text/event-stream", "request-id": "req_benchstream"}
     return Call("anthropic", kwargs, headers, chunks=tuple(chunks))
 
@@ -199,14 +233,26 @@ def openai_stream() -> Call:
     deltas = STREAM_EVENTS - 2
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
-        return _sse(None, {"id": "chatcmpl-benchstream", "object": "chat.completion.chunk",
-                           "created": 1_700_000_000, "model": OPENAI_MODEL, "system_fingerprint": "fp_bench",
-                           "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]})
+        return _sse(
+            None,
+            {
+                "id": "chatcmpl-benchstream",
+                "object": "chat.completion.chunk",
+                "created": 1_700_000_000,
+                "model": OPENAI_MODEL,
+                "system_fingerprint": "fp_bench",
+                "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+            },
+        )
 
-    chunks = [chunk({"role": "assistant", "content": w} if i == 0 else {"content": w})
-              for i, w in enumerate(_words(deltas))]
+    chunks = [
+        chunk({"role": "assistant", "content": w} if i == 0 else {"content": w})
+        for i, w in enumerate(_words(deltas))
+    ]
     chunks += [chunk({}, "stop"), _sse(None, "[DONE]")]
-    kwargs = {"model": OPENAI_MODEL,
-              "messages": [{"role": "user", "content": "Stream a long answer. " + _prompt(0)}]}
+    kwargs = {
+        "model": OPENAI_MODEL,
+        "messages": [{"role": "user", "content": "Stream a long answer. " + _prompt(0)}],
+    }
     headers = {"content-type": "text/event-stream", "x-request-id": "req_benchstream"}
     return Call("openai", kwargs, headers, chunks=tuple(chunks))

@@ -94,11 +94,15 @@ def _client_for(cassette: Cassette, asynchronous: bool) -> Any:
     where = cassette.path or "the cassette"
     if len(names) != 1:
         found = ", ".join(names) or "no entries"
-        raise ValueError(f"{where} holds {found}: pass the client to serve, create_replay_adapter(cassette, client)")
+        raise ValueError(
+            f"{where} holds {found}: pass the client to serve, create_replay_adapter(cassette, client)"
+        )
     for provider in registered():
         if provider.name == names[0]:
             build = getattr(provider, "replay_client", None)
             if build is None:
                 break
             return build(asynchronous=asynchronous)
-    raise ValueError(f"{where} was recorded through {names[0]!r}, which cannot build a client: pass one as client=")
+    raise ValueError(
+        f"{where} was recorded through {names[0]!r}, which cannot build a client: pass one as client="
+    )

@@ -7,8 +7,9 @@ cassette loads at the speed of the parser: only the stored ``request_hash`` is r
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 FORMAT_VERSION = 1
 
@@ -190,7 +191,7 @@ class Cassette:
         plays = [self._plays[i] for i in keep]
         with self._lock:
             self._items, self._plays, self._index = [], [], {}
-            for item, plays_n in zip(items, plays):
+            for item, plays_n in zip(items, plays, strict=False):
                 h = item.request_hash if isinstance(item, Entry) else str(item.get("request_hash"))
                 self._index.setdefault(h, []).append(len(self._items))
                 self._items.append(item)

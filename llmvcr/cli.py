@@ -51,7 +51,9 @@ def existing(argument: str) -> str:
     if resolved != argument and os.path.isfile(resolved):
         return resolved
     if os.path.isdir(argument):
-        raise CommandError(f"{argument} is a folder; name a cassette file in it (llmvcr ls {argument} lists them)")
+        raise CommandError(
+            f"{argument} is a folder; name a cassette file in it (llmvcr ls {argument} lists them)"
+        )
     also = f" (nor {resolved})" if resolved != argument else ""
     raise CommandError(f"{argument}: no such file{also}; check the path (llmvcr ls DIR lists cassettes)")
 
@@ -102,7 +104,10 @@ def load_any(path: str, fmt: str | None = None) -> Cassette:
     except CassetteFormatError as err:
         text = str(err)
         if given is not None and given != sniff(path):
-            text = text.removesuffix("; is this a regista trace?") + f"; is it really a {given} file? leave out --from to detect the format"
+            text = (
+                text.removesuffix("; is this a regista trace?")
+                + f"; is it really a {given} file? leave out --from to detect the format"
+            )
         elif fmt == "llmvcr" and ("not an llmvcr cassette" in text or "top level must be" in text):
             text += f"; {_KNOWN}, and this is none of them"
         raise _reworded(err, text) from None
@@ -157,7 +162,9 @@ def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
     if os.path.isfile(root):
         raise CommandError(f"{root} is a file; llmvcr ls lists a folder (llmvcr show {root} prints this one)")
     if not os.path.isdir(root):
-        raise CommandError(f"{root}: no such folder; name the folder that holds the cassettes (llmvcr ls tests/cassettes)")
+        raise CommandError(
+            f"{root}: no such folder; name the folder that holds the cassettes (llmvcr ls tests/cassettes)"
+        )
     rows: list[tuple[str, str, str, str, str]] = []
     skipped: list[str] = []
     for directory, _, files in sorted(os.walk(root)):
@@ -172,20 +179,34 @@ def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
                 fmt = sniff(path)
                 if fmt != "llmvcr":
                     kind = "an agentskit cassette" if fmt == "agentskit" else f"a {fmt} cassette"
-                    skipped.append(f"{path}: {kind} (llmvcr convert {path} --to llmvcr-yaml -o OUT imports it)")
+                    skipped.append(
+                        f"{path}: {kind} (llmvcr convert {path} --to llmvcr-yaml -o OUT imports it)"
+                    )
                 else:
                     skipped.append(str(err))  # names the file
                 continue
-            rows.append((os.path.relpath(path, root), str(len(cassette)), providers,
-                         ", ".join(_models(cassette)) or "-", _size(os.path.getsize(path))))
+            rows.append(
+                (
+                    os.path.relpath(path, root),
+                    str(len(cassette)),
+                    providers,
+                    ", ".join(_models(cassette)) or "-",
+                    _size(os.path.getsize(path)),
+                )
+            )
     if not rows:
         print(f"no llmvcr cassettes under {root}", file=out)
     else:
         header = ("cassette", "entries", "providers", "models", "size")
         widths = [max(len(r[i]) for r in [header, *rows]) for i in range(5)]
         for row in [header, *rows]:
-            print("  ".join(cell.ljust(w) if i != 1 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths))).rstrip(),
-                  file=out)
+            print(
+                "  ".join(
+                    cell.ljust(w) if i != 1 else cell.rjust(w)
+                    for i, (cell, w) in enumerate(zip(row, widths, strict=False))
+                ).rstrip(),
+                file=out,
+            )
     for line in skipped:
         print(f"skipped {line}", file=sys.stderr)
     return 0
@@ -203,7 +224,9 @@ def _block_lines(role: str, block: JSON, arrow: str) -> list[str]:
     if kind == "thinking":
         return [_indent(block["thinking"], f"{arrow}{role} (thinking): ")]
     if kind == "tool_use":
-        return [f"{arrow}{role} calls {block['name']} {json.dumps(block['input'], ensure_ascii=False)} [{block['id']}]"]
+        return [
+            f"{arrow}{role} calls {block['name']} {json.dumps(block['input'], ensure_ascii=False)} [{block['id']}]"
+        ]
     flag = " (error)" if block.get("is_error") else ""
     return [_indent(block["content"], f"{arrow}tool result [{block['tool_use_id']}]{flag}: ")]
 
@@ -218,16 +241,22 @@ def show_lines(cassette: Cassette) -> Iterator[str]:
         call = read_call(entry, position)
         body = entry.request.body if isinstance(entry.request.body, dict) else {}
         streamed = ", streamed" if entry.response.stream is not None else ""
-        truncated = ", truncated" if entry.response.truncated and not stream_finished(entry.response.stream or []) else ""
+        truncated = (
+            ", truncated"
+            if entry.response.truncated and not stream_finished(entry.response.stream or [])
+            else ""
+        )
         yield ""
-        yield (f"[{position}] {entry.provider} {entry.request.method} {entry.request.path}"
-               f" · {body.get('model', '-')} · {entry.response.status}{streamed}{truncated}")
+        yield (
+            f"[{position}] {entry.provider} {entry.request.method} {entry.request.path}"
+            f" · {body.get('model', '-')} · {entry.response.status}{streamed}{truncated}"
+        )
         if call is None:
             summary = json.dumps(body.get("input", body), ensure_ascii=False)
             yield f"    request: {summary[:200]}" + ("…" if len(summary) > 200 else "")
             continue
         messages = call.request["messages"]
-        fresh = messages[len(history):] if messages[: len(history)] == history and history else messages
+        fresh = messages[len(history) :] if messages[: len(history)] == history and history else messages
         if call.request["system"] and (call.request["system"] != system or fresh is messages):
             yield _indent(call.request["system"], "    system: ")
         system = call.request["system"]
@@ -242,7 +271,7 @@ def show_lines(cassette: Cassette) -> Iterator[str]:
             yield from _block_lines("assistant", block, "  → ")
         u = call.response["usage"]
         yield f"    ({call.response['stop_reason']}; {u['input_tokens']} in, {u['output_tokens']} out)"
-        history = messages + [call.response["message"]]
+        history = [*messages, call.response["message"]]
 
 
 def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
@@ -274,7 +303,10 @@ def cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
     for i in range(max(len(a), len(b))):
         if i >= len(a) or i >= len(b):
             side, entry = ("B", b.entry(i)) if i >= len(a) else ("A", a.entry(i))
-            print(f"[{i}] only in {side}: {entry.provider} {entry.request.method} {entry.request.path}", file=out)
+            print(
+                f"[{i}] only in {side}: {entry.provider} {entry.request.method} {entry.request.path}",
+                file=out,
+            )
             differ = True
             continue
         rows = structural_diff(_tree(a.entry(i)), _tree(b.entry(i)), prefix=f"[{i}]")
@@ -305,8 +337,10 @@ def write_as(cassette: Cassette, target: str, to: str) -> str:
     fmt = to.removeprefix("llmvcr-")
     wanted = (".json",) if fmt == "json" else (".yaml", ".yml")
     if not target.lower().endswith(wanted):
-        raise CommandError(f"{target}: {to} output needs a {' or '.join(wanted)} path "
-                           "(llmvcr reads a cassette by its extension); rename -o")
+        raise CommandError(
+            f"{target}: {to} output needs a {' or '.join(wanted)} path "
+            "(llmvcr reads a cassette by its extension); rename -o"
+        )
     with file_lock(target):
         atomic_write(target, dump_document(document_of(cassette), fmt))
     return target
@@ -360,8 +394,11 @@ def _convert_folder(args: argparse.Namespace, out: TextIO) -> int:
                 print(f"skipped {path}: no Anthropic or OpenAI calls in it", file=sys.stderr)
                 continue
             if left_out and fmt == "vcrpy" and os.path.abspath(target) == os.path.abspath(path):
-                print(f"kept {path}: it also holds calls llmvcr does not replay, which vcrpy still needs; "
-                      f"convert it to another path (llmvcr convert {path} --to {args.to} -o OTHER)", file=sys.stderr)
+                print(
+                    f"kept {path}: it also holds calls llmvcr does not replay, which vcrpy still needs; "
+                    f"convert it to another path (llmvcr convert {path} --to {args.to} -o OTHER)",
+                    file=sys.stderr,
+                )
                 continue
             for message in left_out:
                 print(f"llmvcr: warning: {message}", file=sys.stderr)
@@ -390,7 +427,7 @@ def _documents(path: str) -> Iterator[Any]:
             yield yaml.load(data, Loader=VcrLoader)  # VcrLoader is a SafeLoader
     except ValueError:
         yield text
-    except Exception:  # noqa: BLE001 - any YAML error: scan the text itself
+    except Exception:
         yield text
 
 
@@ -398,7 +435,9 @@ def _files(paths: Sequence[str]) -> Iterator[str]:
     for path in paths:
         if os.path.isdir(path):
             for directory, _, files in sorted(os.walk(path)):
-                yield from (os.path.join(directory, n) for n in sorted(files) if _listed(n, (*_SUFFIXES, ".jsonl")))
+                yield from (
+                    os.path.join(directory, n) for n in sorted(files) if _listed(n, (*_SUFFIXES, ".jsonl"))
+                )
         elif os.path.exists(path):
             yield path
         else:
@@ -415,8 +454,12 @@ def cmd_scan(args: argparse.Namespace, out: TextIO) -> int:
             for tree_path, kind, excerpt in find_secrets(document):
                 print(f"{where}: {tree_path.lstrip('.') or '(text)'}: {kind} ({excerpt})", file=out)
                 found += 1
-    print(f"{found} possible secret(s) in {scanned} file(s)" if found else f"no secrets found in {scanned} file(s)",
-          file=out if not found else sys.stderr)
+    print(
+        f"{found} possible secret(s) in {scanned} file(s)"
+        if found
+        else f"no secrets found in {scanned} file(s)",
+        file=out if not found else sys.stderr,
+    )
     return 1 if found else 0
 
 
@@ -431,28 +474,45 @@ def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
     path = existing(args.cassette)
     record = read_record(path)
     if record is None:
-        raise CommandError(f"{path}: no run has recorded what it played (the pytest plugin writes "
-                           f"{PLAY_LOG} beside the cassette at the end of a run); run the tests that use it, then prune")
+        raise CommandError(
+            f"{path}: no run has recorded what it played (the pytest plugin writes "
+            f"{PLAY_LOG} beside the cassette at the end of a run); run the tests that use it, then prune"
+        )
     if record.failed_tests:
-        raise CommandError(f"{path}: the last run's {', '.join(record.failed_tests)} failed, so it may have stopped "
-                           "before using every entry; make the tests pass, then prune")
+        raise CommandError(
+            f"{path}: the last run's {', '.join(record.failed_tests)} failed, so it may have stopped "
+            "before using every entry; make the tests pass, then prune"
+        )
     with file_lock(path):
         with open(path, "rb") as f:
             document = parse_document(f.read(), path)
         hashes = _hashes(document, path)
-        if len(hashes) != record.entries or any(p >= len(hashes) or hashes[p] != h for p, h in record.unplayed.items()):
-            raise CommandError(f"{path}: changed since the last run recorded its plays ({record.entries} entries then, "
-                               f"{len(hashes)} now); run the tests that use it again, then prune")
+        if len(hashes) != record.entries or any(
+            p >= len(hashes) or hashes[p] != h for p, h in record.unplayed.items()
+        ):
+            raise CommandError(
+                f"{path}: changed since the last run recorded its plays ({record.entries} entries then, "
+                f"{len(hashes)} now); run the tests that use it again, then prune"
+            )
         drop = set(record.unplayed)
         if not args.dry_run and drop:
             document["entries"] = [e for i, e in enumerate(document["entries"]) if i not in drop]
             atomic_write(path, dump_document(document, "json" if path.lower().endswith(".json") else "yaml"))
     if not args.dry_run and drop:
-        update_record(path, lambda previous: None if previous is None else
-                      type(previous)(previous.run, previous.finished, previous.entries - len(drop), {}, []))
+        update_record(
+            path,
+            lambda previous: (
+                None
+                if previous is None
+                else type(previous)(previous.run, previous.finished, previous.entries - len(drop), {}, [])
+            ),
+        )
     verb = "would drop" if args.dry_run else "dropped"
-    print(f"{path}: kept {len(hashes) - len(drop)} of {len(hashes)} entries, {verb} {len(drop)} "
-          f"(not played by the run of {record.finished})", file=out)
+    print(
+        f"{path}: kept {len(hashes) - len(drop)} of {len(hashes)} entries, {verb} {len(drop)} "
+        f"(not played by the run of {record.finished})",
+        file=out,
+    )
     return 0
 
 
@@ -467,60 +527,87 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="llmvcr", description="Inspect, compare, convert and clean llmvcr cassettes.",
-                     epilog="Errors are one line on stderr with exit status 2; diff and scan exit 1 for "
-                            "'different' and 'found'.")
+    parser = _Parser(
+        prog="llmvcr",
+        description="Inspect, compare, convert and clean llmvcr cassettes.",
+        epilog="Errors are one line on stderr with exit status 2; diff and scan exit 1 for "
+        "'different' and 'found'.",
+    )
     parser.add_argument("--version", action="version", version=f"llmvcr {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    ls = commands.add_parser("ls", help="list cassettes with entry counts, providers, models and size",
-                             description="List the llmvcr cassettes under DIR (recursively). Files of other "
-                                         "formats are named on stderr with the command that imports them.")
-    ls.add_argument("dir", nargs="?", default="cassettes", metavar="DIR", help="folder to list (default: cassettes)")
+    ls = commands.add_parser(
+        "ls",
+        help="list cassettes with entry counts, providers, models and size",
+        description="List the llmvcr cassettes under DIR (recursively). Files of other "
+        "formats are named on stderr with the command that imports them.",
+    )
+    ls.add_argument(
+        "dir", nargs="?", default="cassettes", metavar="DIR", help="folder to list (default: cassettes)"
+    )
     ls.set_defaults(run=cmd_ls)
 
-    show = commands.add_parser("show", help="print a cassette as a readable conversation",
-                               description="Print each call's new messages and the answer (streams collapsed into "
-                                           "text, tool calls and results inline). Reads llmvcr, vcrpy, regista and "
-                                           "agentskit files.")
+    show = commands.add_parser(
+        "show",
+        help="print a cassette as a readable conversation",
+        description="Print each call's new messages and the answer (streams collapsed into "
+        "text, tool calls and results inline). Reads llmvcr, vcrpy, regista and "
+        "agentskit files.",
+    )
     show.add_argument("cassette", metavar="CASSETTE", help="a path, or a name under cassettes/")
     show.add_argument("--from", dest="from_format", choices=SOURCES, help="input format (default: detected)")
     show.set_defaults(run=cmd_show)
 
-    diff = commands.add_parser("diff", help="compare two cassettes entry by entry",
-                               description="Structural diff of two cassettes, entry by entry (stream timings "
-                                           "ignored). Exit 1 when they differ.")
+    diff = commands.add_parser(
+        "diff",
+        help="compare two cassettes entry by entry",
+        description="Structural diff of two cassettes, entry by entry (stream timings "
+        "ignored). Exit 1 when they differ.",
+    )
     diff.add_argument("a", metavar="A")
     diff.add_argument("b", metavar="B")
     diff.add_argument("--from", dest="from_format", choices=SOURCES, help="input format (default: detected)")
     diff.add_argument("--limit", type=int, default=20, help="differing paths shown per entry (default 20)")
     diff.set_defaults(run=cmd_diff)
 
-    convert = commands.add_parser("convert", help="convert between llmvcr, regista, agentskit and vcrpy",
-                                  description="Convert SRC (llmvcr, vcrpy, regista or agentskit, detected unless "
-                                              "--from says) to a regista trace, an agentskit cassette or an "
-                                              "llmvcr cassette. When SRC is a folder, every file in it is "
-                                              "converted into the folder OUT under the same relative path "
-                                              "(OUT may be SRC: `llmvcr convert tests/cassettes --from vcrpy "
-                                              "--to llmvcr-yaml -o tests/cassettes` migrates a pytest-recording "
-                                              "suite in place, keeping any cassette that also holds non-LLM calls).")
+    convert = commands.add_parser(
+        "convert",
+        help="convert between llmvcr, regista, agentskit and vcrpy",
+        description="Convert SRC (llmvcr, vcrpy, regista or agentskit, detected unless "
+        "--from says) to a regista trace, an agentskit cassette or an "
+        "llmvcr cassette. When SRC is a folder, every file in it is "
+        "converted into the folder OUT under the same relative path "
+        "(OUT may be SRC: `llmvcr convert tests/cassettes --from vcrpy "
+        "--to llmvcr-yaml -o tests/cassettes` migrates a pytest-recording "
+        "suite in place, keeping any cassette that also holds non-LLM calls).",
+    )
     convert.add_argument("src", metavar="SRC", help="a file, or a folder of files")
     convert.add_argument("--to", required=True, choices=TARGETS, help="output format")
-    convert.add_argument("-o", "--output", required=True, metavar="OUT", help="output file (a folder when SRC is one)")
-    convert.add_argument("--from", dest="from_format", choices=SOURCES, help="input format (default: detected)")
+    convert.add_argument(
+        "-o", "--output", required=True, metavar="OUT", help="output file (a folder when SRC is one)"
+    )
+    convert.add_argument(
+        "--from", dest="from_format", choices=SOURCES, help="input format (default: detected)"
+    )
     convert.set_defaults(run=cmd_convert)
 
-    scan = commands.add_parser("scan", help="look for credentials in cassettes; exit 1 if any",
-                               description="Scan every YAML, JSON and JSONL document under PATH for strings that "
-                                           "look like API keys, bearer tokens, private keys or credential headers.")
+    scan = commands.add_parser(
+        "scan",
+        help="look for credentials in cassettes; exit 1 if any",
+        description="Scan every YAML, JSON and JSONL document under PATH for strings that "
+        "look like API keys, bearer tokens, private keys or credential headers.",
+    )
     scan.add_argument("paths", nargs="+", metavar="PATH")
     scan.set_defaults(run=cmd_scan)
 
-    prune = commands.add_parser("prune", help="drop entries the last run never played",
-                                description=f"Drop the entries the last test run did not use, as recorded in the "
-                                            f"{PLAY_LOG} the pytest plugin (or llmvcr.playlog.PlayLog) writes beside "
-                                            f"the cassette. Refuses when no run recorded it, when a test using it "
-                                            f"failed, or when the file changed since.")
+    prune = commands.add_parser(
+        "prune",
+        help="drop entries the last run never played",
+        description=f"Drop the entries the last test run did not use, as recorded in the "
+        f"{PLAY_LOG} the pytest plugin (or llmvcr.playlog.PlayLog) writes beside "
+        f"the cassette. Refuses when no run recorded it, when a test using it "
+        f"failed, or when the file changed since.",
+    )
     prune.add_argument("cassette", metavar="CASSETTE")
     prune.add_argument("--dry-run", action="store_true", help="say what would go, change nothing")
     prune.set_defaults(run=cmd_prune)

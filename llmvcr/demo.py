@@ -33,18 +33,27 @@ def conversation_anthropic(say: Any) -> None:
 
     client = anthropic.Anthropic(api_key=DUMMY_KEY, base_url="http://llm.invalid", max_retries=0)
     question: list[Any] = [{"role": "user", "content": "What is the weather in Paris?"}]
-    tool: Any = {"name": "get_weather", "description": "Weather for a city",
-            "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}
+    tool: Any = {
+        "name": "get_weather",
+        "description": "Weather for a city",
+        "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    }
     say("user", question[0]["content"])
     first = client.messages.create(model="claude-sonnet-4-5", max_tokens=256, messages=question, tools=[tool])
     use = next(b for b in first.content if b.type == "tool_use")
     say("assistant", f"[tool_use {use.name}({use.input})]")
     say("tool", "18C and sunny")
-    follow = question + [
+    follow = [
+        *question,
         {"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in first.content]},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": use.id, "content": "18C and sunny"}]},
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": use.id, "content": "18C and sunny"}],
+        },
     ]
-    with client.messages.stream(model="claude-sonnet-4-5", max_tokens=256, messages=follow, tools=[tool]) as stream:
+    with client.messages.stream(
+        model="claude-sonnet-4-5", max_tokens=256, messages=follow, tools=[tool]
+    ) as stream:
         text = "".join(stream.text_stream)
     say("assistant", text + "   (streamed)")
 
@@ -53,13 +62,17 @@ def conversation_openai(say: Any) -> None:
     import openai
 
     client = openai.OpenAI(api_key=DUMMY_KEY, base_url="http://llm.invalid/v1", max_retries=0)
-    messages: list[Any] = [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "Say hello to llmvcr"}]
+    messages: list[Any] = [
+        {"role": "system", "content": "You are terse."},
+        {"role": "user", "content": "Say hello to llmvcr"},
+    ]
     say("user", messages[1]["content"])
     reply = client.chat.completions.create(model="gpt-5-mini", messages=messages)
     say("assistant", reply.choices[0].message.content or "")
     say("user", "Now stream it")
-    chunks = client.chat.completions.create(model="gpt-5-mini", messages=[{"role": "user", "content": "Now stream it"}],
-                                            stream=True)
+    chunks = client.chat.completions.create(
+        model="gpt-5-mini", messages=[{"role": "user", "content": "Now stream it"}], stream=True
+    )
     say("assistant", "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) + "   (streamed)")
 
 
@@ -73,7 +86,9 @@ def main() -> int:
             print(f"== {path.name} (replayed offline through the real SDK)")
             with llmvcr.use_cassette(os.fspath(path), record_mode="none") as cassette:
                 play(lambda role, text: print(f"  {role:>9}: {text}"))
-            print(f"   {len(cassette.entries)} entries, seed={cassette.seed!r}, recorded_with={cassette.recorded_with}")
+            print(
+                f"   {len(cassette.entries)} entries, seed={cassette.seed!r}, recorded_with={cassette.recorded_with}"
+            )
     finally:
         setattr(socket.socket, "connect", original_connect)  # noqa: B010
     return 0

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 DiffRow = tuple[str, Any, Any]
 _MISSING = "<missing>"
@@ -30,7 +31,7 @@ def shorten_pair(a: str, b: str, width: int = 60) -> tuple[str, str]:
     """Shorten two long strings around their first difference."""
     if len(a) <= width and len(b) <= width:
         return a, b
-    first = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    first = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
     start = max(0, first - width // 3)
 
     def cut(s: str) -> str:

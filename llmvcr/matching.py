@@ -11,8 +11,9 @@ import hashlib
 import json
 import re
 import threading
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Sequence, Union
+from typing import Any, Union
 
 import orjson
 
@@ -50,7 +51,11 @@ def _path(r: Normalised) -> str:
 def _messages(r: Normalised) -> Any:
     body = _body(r)
     if "messages" in body:
-        return [m for m in body["messages"] if not (isinstance(m, dict) and m.get("role") in ("system", "developer"))]
+        return [
+            m
+            for m in body["messages"]
+            if not (isinstance(m, dict) and m.get("role") in ("system", "developer"))
+        ]
     return body.get("input")
 
 
@@ -60,7 +65,11 @@ def _system(r: Normalised) -> Any:
         return body["system"]
     if "instructions" in body:
         return body["instructions"]
-    found = [m.get("content") for m in body.get("messages") or [] if isinstance(m, dict) and m.get("role") in ("system", "developer")]
+    found = [
+        m.get("content")
+        for m in body.get("messages") or []
+        if isinstance(m, dict) and m.get("role") in ("system", "developer")
+    ]
     return found or None
 
 
@@ -154,7 +163,9 @@ _TOKEN = re.compile(r"([^.\[\]]+)|\[(\*|\d+)\]")
 def parse_path(path: str) -> list[str | int]:
     """``messages[*].content[0].cache_control`` -> ``["messages", "*", "content", 0, "cache_control"]``."""
     if not path or path.startswith(".") or ".." in path:
-        raise ValueError(f"ignore path {path!r}: expected dotted keys with [N] or [*], like 'metadata.user_id'")
+        raise ValueError(
+            f"ignore path {path!r}: expected dotted keys with [N] or [*], like 'metadata.user_id'"
+        )
     tokens: list[str | int] = []
     position = 0
     for match in _TOKEN.finditer(path):
@@ -277,5 +288,7 @@ DEFAULT_FINGERPRINTER = Fingerprinter()
 def default_request_hash(normalised: Normalised) -> str:
     """The hash stored in cassette files: method, path and body."""
     return hash_bytes(
-        canonical_json({"method": normalised["method"], "path": _path(normalised), "body": normalised.get("body")})
+        canonical_json(
+            {"method": normalised["method"], "path": _path(normalised), "body": normalised.get("body")}
+        )
     )

@@ -45,14 +45,24 @@ class PlayRecord:
     failed_tests: list[str] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
-        return {"run": self.run, "finished": self.finished, "entries": self.entries,
-                "unplayed": [[p, h] for p, h in sorted(self.unplayed.items())], "failed_tests": self.failed_tests}
+        return {
+            "run": self.run,
+            "finished": self.finished,
+            "entries": self.entries,
+            "unplayed": [[p, h] for p, h in sorted(self.unplayed.items())],
+            "failed_tests": self.failed_tests,
+        }
 
     @classmethod
     def from_json(cls, data: Any) -> PlayRecord | None:
         try:
-            return cls(str(data["run"]), str(data["finished"]), int(data["entries"]),
-                       {int(p): str(h) for p, h in data["unplayed"]}, [str(t) for t in data.get("failed_tests") or []])
+            return cls(
+                str(data["run"]),
+                str(data["finished"]),
+                int(data["entries"]),
+                {int(p): str(h) for p, h in data["unplayed"]},
+                [str(t) for t in data.get("failed_tests") or []],
+            )
         except (KeyError, TypeError, ValueError):
             return None
 
@@ -93,11 +103,18 @@ def update_record(cassette_path: str, change: Callable[[PlayRecord | None], Play
             cassettes.pop(name, None)
         else:
             cassettes[name] = record.as_json()
-        atomic_write(path, (json.dumps({"version": _VERSION, "cassettes": dict(sorted(cassettes.items()))}, indent=1)
-                            + "\n").encode("utf-8"))
+        atomic_write(
+            path,
+            (
+                json.dumps({"version": _VERSION, "cassettes": dict(sorted(cassettes.items()))}, indent=1)
+                + "\n"
+            ).encode("utf-8"),
+        )
 
 
-def merge_unplayed(a: tuple[int, dict[int, str]], b: tuple[int, dict[int, str]]) -> tuple[int, dict[int, str]]:
+def merge_unplayed(
+    a: tuple[int, dict[int, str]], b: tuple[int, dict[int, str]]
+) -> tuple[int, dict[int, str]]:
     """Two sessions' ``(entries, unplayed)`` as one: an entry stays unplayed only while every
     session that saw it (its position below that session's entry count) left it unplayed."""
     (count_a, unplayed_a), (count_b, unplayed_b) = a, b
@@ -135,7 +152,9 @@ class PlayLog:
         path = os.path.abspath(session.path)
         with self._lock:
             before = self._seen.get(path)
-            self._seen[path] = (count, unplayed) if before is None else merge_unplayed(before, (count, unplayed))
+            self._seen[path] = (
+                (count, unplayed) if before is None else merge_unplayed(before, (count, unplayed))
+            )
             self._tests.setdefault(path, set()).add(self.test or "(outside tests)")
 
     def test_failed(self, test: str) -> None:
@@ -156,8 +175,11 @@ class PlayLog:
                 continue
             failed_here = sorted(tests.get(path, set()) & failed)
 
-            def change(previous: PlayRecord | None, seen_here: tuple[int, dict[int, str]] = seen_here,
-                       failed_here: list[str] = failed_here) -> PlayRecord:
+            def change(
+                previous: PlayRecord | None,
+                seen_here: tuple[int, dict[int, str]] = seen_here,
+                failed_here: list[str] = failed_here,
+            ) -> PlayRecord:
                 count, unplayed = seen_here
                 if previous is not None and previous.run == self.run:  # another worker of this run
                     count, unplayed = merge_unplayed((previous.entries, previous.unplayed), seen_here)
@@ -171,7 +193,7 @@ class PlayLog:
             written.append(log_path(path))
         return sorted(set(written))
 
-    def __enter__(self) -> PlayLog:  # noqa: PYI034
+    def __enter__(self) -> PlayLog:
         _listeners.append(self.on_session)
         return self
 

@@ -26,17 +26,35 @@ _LOOPBACK_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost"}
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("llmvcr", "record and replay LLM SDK calls")
-    group.addoption("--llmvcr-record-mode", choices=RECORD_MODES, default=None,
-                    help="record mode for every cassette (default: each cassette's own, 'once')")
-    group.addoption("--llmvcr-dir", default=None,
-                    help="folder for marker cassettes (default: a 'cassettes' folder beside each test file)")
-    group.addoption("--llmvcr-block-network", action="store_true", default=None,
-                    help="fail any LLM call or non-loopback connection made outside a recording cassette "
-                         "(default: on when CI is set)")
-    group.addoption("--llmvcr-no-block-network", dest="llmvcr_block_network", action="store_false",
-                    help="do not block the network, even on CI")
-    group.addoption("--llmvcr-allowed-hosts", default="",
-                    help="comma-separated hosts that may be reached even when the network is blocked")
+    group.addoption(
+        "--llmvcr-record-mode",
+        choices=RECORD_MODES,
+        default=None,
+        help="record mode for every cassette (default: each cassette's own, 'once')",
+    )
+    group.addoption(
+        "--llmvcr-dir",
+        default=None,
+        help="folder for marker cassettes (default: a 'cassettes' folder beside each test file)",
+    )
+    group.addoption(
+        "--llmvcr-block-network",
+        action="store_true",
+        default=None,
+        help="fail any LLM call or non-loopback connection made outside a recording cassette "
+        "(default: on when CI is set)",
+    )
+    group.addoption(
+        "--llmvcr-no-block-network",
+        dest="llmvcr_block_network",
+        action="store_false",
+        help="do not block the network, even on CI",
+    )
+    group.addoption(
+        "--llmvcr-allowed-hosts",
+        default="",
+        help="comma-separated hosts that may be reached even when the network is blocked",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -90,7 +108,9 @@ def cassette_name(node: pytest.Item) -> str:
 
 
 def cassette_path(node: pytest.Item, name: str | None = None) -> str:
-    directory = node.config.getoption("llmvcr_dir") or os.path.join(os.path.dirname(str(node.path)), "cassettes")
+    directory = node.config.getoption("llmvcr_dir") or os.path.join(
+        os.path.dirname(str(node.path)), "cassettes"
+    )
     relative = name if name is not None else cassette_name(node)
     if not relative.endswith((".yaml", ".yml", ".json")):
         relative += ".yaml"
@@ -136,7 +156,10 @@ def _llmvcr_marker(request: pytest.FixtureRequest) -> Iterator[None]:
     plays: PlayLog | None = request.config.stash.get(_PLAYS, None)
     if plays is not None:
         plays.test = request.node.nodeid
-    if request.node.get_closest_marker("llmvcr") is not None and "llmvcr_cassette" not in request.fixturenames:
+    if (
+        request.node.get_closest_marker("llmvcr") is not None
+        and "llmvcr_cassette" not in request.fixturenames
+    ):
         request.getfixturevalue("llmvcr_cassette")
     guard: _Guard | None = request.config.stash.get(_GUARD, None)
     if guard is not None:
@@ -182,7 +205,11 @@ class _Guard:
 
         def connect(sock: socket.socket, address: Any) -> Any:
             host = address[0] if isinstance(address, tuple) else str(address)
-            if sock.family == getattr(socket, "AF_UNIX", None) or guard.allows_host(str(host)) or guard.recording_here():
+            if (
+                sock.family == getattr(socket, "AF_UNIX", None)
+                or guard.allows_host(str(host))
+                or guard.recording_here()
+            ):
                 return original(sock, address)
             raise guard.refuse(f"a connection to {address!r}")
 
@@ -279,8 +306,10 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     unplayed = sum(r.unplayed for r in rows)
     tokens = sum(r.tokens for r in rows)
     dollars = sum(r.dollars for r in rows)
-    line = (f"llmvcr: {replayed} LLM calls replayed, {recorded} recorded, {len(stats.cassettes_written)} cassettes "
-            f"written, {unplayed} unplayed entries; replay saved {tokens:,} tokens")
+    line = (
+        f"llmvcr: {replayed} LLM calls replayed, {recorded} recorded, {len(stats.cassettes_written)} cassettes "
+        f"written, {unplayed} unplayed entries; replay saved {tokens:,} tokens"
+    )
     line += f" (${dollars:.4f} at list price)" if dollars else ""
     terminalreporter.write_line(line)
     if config.get_verbosity() > 0:

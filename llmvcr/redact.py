@@ -8,18 +8,31 @@ scanned for key-shaped text and the live client's own credentials, replaced by
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any
 
 REQUEST_HEADERS = frozenset({"anthropic-version", "anthropic-beta", "openai-beta", "content-type"})
 RESPONSE_HEADERS = frozenset(
     {"content-type", "request-id", "x-request-id", "retry-after", "retry-after-ms", "x-should-retry"}
 )
 CREDENTIAL_HEADERS = frozenset(
-    {"authorization", "x-api-key", "api-key", "cookie", "set-cookie", "proxy-authorization", "x-goog-api-key",
-     "openai-organization", "openai-project", "anthropic-user-profile-id"}
+    {
+        "authorization",
+        "x-api-key",
+        "api-key",
+        "cookie",
+        "set-cookie",
+        "proxy-authorization",
+        "x-goog-api-key",
+        "openai-organization",
+        "openai-project",
+        "anthropic-user-profile-id",
+    }
 )
-SECRET_QUERY_KEYS = frozenset({"key", "api_key", "api-key", "apikey", "token", "access_token", "sig", "signature"})
+SECRET_QUERY_KEYS = frozenset(
+    {"key", "api_key", "api-key", "apikey", "token", "access_token", "sig", "signature"}
+)
 
 SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("anthropic-key", re.compile(r"sk-ant-[A-Za-z0-9_\-]{8,}")),
@@ -125,7 +138,9 @@ def compile_paths(rules: Iterable[str | re.Pattern[str]]) -> list[list[str | int
     for rule in rules:
         if isinstance(rule, str) and rule.startswith("$"):
             if not rule.startswith("$."):
-                raise ValueError(f"redact: JSON path {rule!r} must start with '$.', like '$.metadata.user_id'")
+                raise ValueError(
+                    f"redact: JSON path {rule!r} must start with '$.', like '$.metadata.user_id'"
+                )
             paths.append(parse_path(rule[2:]))
     return paths
 
@@ -139,8 +154,10 @@ def _blank(node: Any, tokens: list[str | int]) -> Any:
         return {k: _blank(v, rest) if head in ("*", k) else v for k, v in node.items()}
     if isinstance(node, list):
         n = len(node)
-        return [_blank(v, rest) if head == "*" or (isinstance(head, int) and i == head % max(n, 1)) else v
-                for i, v in enumerate(node)]
+        return [
+            _blank(v, rest) if head == "*" or (isinstance(head, int) and i == head % max(n, 1)) else v
+            for i, v in enumerate(node)
+        ]
     return node
 
 

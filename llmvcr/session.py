@@ -18,8 +18,9 @@ import threading
 import time
 import warnings
 import weakref
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterable, TypeVar
+from typing import Any, TypeVar
 
 from .cassette import Cassette, Entry, Request, Response
 from .diff import DiffRow, format_rows, structural_diff
@@ -91,10 +92,14 @@ class Options:
         known = set(cls.__dataclass_fields__) - {"fingerprinter"}
         unknown = sorted(set(options) - known)
         if unknown:
-            raise ValueError(f"unknown option(s) {', '.join(map(repr, unknown))}; valid: {', '.join(sorted(known))}")
+            raise ValueError(
+                f"unknown option(s) {', '.join(map(repr, unknown))}; valid: {', '.join(sorted(known))}"
+            )
         if "match_on" in options:
             match_on = options["match_on"]
-            options["match_on"] = (match_on,) if isinstance(match_on, str) or callable(match_on) else tuple(match_on)
+            options["match_on"] = (
+                (match_on,) if isinstance(match_on, str) or callable(match_on) else tuple(match_on)
+            )
         for key in ("ignore", "filter_headers", "redact"):
             if key in options:
                 value = options[key]
@@ -106,9 +111,13 @@ class Options:
         _check("mode", built.mode, MATCH_MODES)
         _check("on_divergence", built.on_divergence, DIVERGENCE_POLICIES)
         if built.before_record is not None and not callable(built.before_record):
-            raise ValueError("before_record must be a callable taking an Entry and returning an Entry or None")
+            raise ValueError(
+                "before_record must be a callable taking an Entry and returning an Entry or None"
+            )
         if built.replay_speed is not None and not built.replay_speed > 0:
-            raise ValueError(f"replay_speed must be a positive number (1.0 = recorded pacing), not {built.replay_speed!r}")
+            raise ValueError(
+                f"replay_speed must be a positive number (1.0 = recorded pacing), not {built.replay_speed!r}"
+            )
         match_on = ("last_user_message",) if built.mode == "loose" else built.match_on
         fingerprinter = Fingerprinter(match_on, built.ignore, built.placeholders)
         compile_redactions(built.redact)
@@ -174,14 +183,18 @@ class Decision:
 class Session:
     """One activation of a cassette: its options, its file and the calls made while it is open."""
 
-    def __init__(self, path: str, options: Options, cassette: Cassette | None = None, *, persist: bool = True) -> None:
+    def __init__(
+        self, path: str, options: Options, cassette: Cassette | None = None, *, persist: bool = True
+    ) -> None:
         self.path = path
         self.options = options
         self.record_mode = _config.record_mode or options.record_mode
         self.persist = persist
-        self.redactor = Redactor(patterns=compile_redactions(options.redact),
-                                 filter_headers=frozenset(h.lower() for h in options.filter_headers),
-                                 paths=compile_paths(options.redact))
+        self.redactor = Redactor(
+            patterns=compile_redactions(options.redact),
+            filter_headers=frozenset(h.lower() for h in options.filter_headers),
+            paths=compile_paths(options.redact),
+        )
         self.open = False
         self.replayed = 0
         self.served: list[Entry] = []  # the entries replay served, for the usage the run saved
@@ -229,7 +242,7 @@ class Session:
         self._token = _current.set(self)
         with _active_lock:
             _active.append(self)
-        for listener in list(_listeners):
+        for listener in _listeners:
             listener(self, "enter")
         self._catch_sigterm()
         return self.cassette
@@ -280,7 +293,7 @@ class Session:
 
             save_cassette(self.path, self.cassette)
             self.writes += 1
-        for listener in list(_listeners):
+        for listener in _listeners:
             listener(self, "exit")
 
     # -- deciding ----------------------------------------------------------------------------------
@@ -361,7 +374,11 @@ class Session:
         if self.options.on_divergence == "warn":
             position = self._claim_sequential()
             if position is not None:
-                warnings.warn(message + "\nServing the next unused entry instead.", ReplayDivergenceWarning, stacklevel=2)
+                warnings.warn(
+                    message + "\nServing the next unused entry instead.",
+                    ReplayDivergenceWarning,
+                    stacklevel=2,
+                )
                 return self._serve(position, stored_hash)
         raise ReplayDivergence(message, cassette_path=self.path, diff=rows, request=request)
 
@@ -391,12 +408,16 @@ class Session:
             rows = structural_diff(recorded, live)
             rows = [r for r in rows if not r[0].startswith("request.headers")] or rows
             if not rows:  # identical but already played
-                rows = [("request", "(already played: each entry serves one call)", "(the same request again)")]
+                rows = [
+                    ("request", "(already played: each entry serves one call)", "(the same request again)")
+                ]
             if best is None or len(rows) < best[0]:
                 best = (len(rows), rows, entry)
         return (best[1], best[2]) if best else ([], None)
 
-    def divergence_message(self, provider: str, request: Request, rows: list[DiffRow], nearest: Entry | None) -> str:
+    def divergence_message(
+        self, provider: str, request: Request, rows: list[DiffRow], nearest: Entry | None
+    ) -> str:
         head = (
             f"llmvcr: no recorded entry in {self.path} answers {provider} {request.method} {request.path} "
             f"(record_mode={self.record_mode!r}, mode={self.options.mode!r})."

@@ -5,7 +5,8 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from typing import Any, Iterator, Mapping
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 import orjson
 import yaml
@@ -30,7 +31,11 @@ class _Dumper(_YamlDumperBase):  # type: ignore[misc]
 
 def _represent_str(dumper: Any, value: str) -> Any:
     # Multi-line text as a block scalar, so a PR diff reads like the conversation.
-    if "\n" in value and not any(c in value for c in "\r\t\x0b\x0c\x85\u2028\u2029") and value == value.rstrip(" "):
+    if (
+        "\n" in value
+        and not any(c in value for c in "\r\t\x0b\x0c\x85\u2028\u2029")
+        and value == value.rstrip(" ")
+    ):
         return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
     return dumper.represent_scalar("tag:yaml.org,2002:str", value)
 
@@ -64,42 +69,61 @@ def entry_to_mapping(entry: Entry) -> dict[str, Any]:
         response["truncated"] = True
     if res.failure:
         response["failure"] = res.failure
-    return {"provider": entry.provider, "request": request, "request_hash": entry.request_hash, "response": response}
+    return {
+        "provider": entry.provider,
+        "request": request,
+        "request_hash": entry.request_hash,
+        "response": response,
+    }
 
 
-def _need(mapping: Mapping[str, Any], key: str, kind: type | tuple[type, ...], path: str, position: int, field: str) -> Any:
+def _need(
+    mapping: Mapping[str, Any], key: str, kind: type | tuple[type, ...], path: str, position: int, field: str
+) -> Any:
     if key not in mapping:
-        raise CassetteFormatError(path, "missing; re-record the cassette or fix the entry by hand", entry=position, field=field)
+        raise CassetteFormatError(
+            path, "missing; re-record the cassette or fix the entry by hand", entry=position, field=field
+        )
     value = mapping[key]
     if not isinstance(value, kind):
         names = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
-        raise CassetteFormatError(path, f"expected {names}, found {type(value).__name__}", entry=position, field=field)
+        raise CassetteFormatError(
+            path, f"expected {names}, found {type(value).__name__}", entry=position, field=field
+        )
     return value
 
 
 def entry_from_mapping(raw: Mapping[str, Any], path: str, position: int) -> Entry:
     if not isinstance(raw, Mapping):
-        raise CassetteFormatError(path, f"an entry must be a mapping, found {type(raw).__name__}", entry=position)
+        raise CassetteFormatError(
+            path, f"an entry must be a mapping, found {type(raw).__name__}", entry=position
+        )
     request = _need(raw, "request", dict, path, position, "request")
     response = _need(raw, "response", dict, path, position, "response")
     method = _need(request, "method", str, path, position, "request.method")
     req_path = _need(request, "path", str, path, position, "request.path")
     query = request.get("query") or []
     if not isinstance(query, list) or not all(isinstance(p, list) and len(p) == 2 for p in query):
-        raise CassetteFormatError(path, "expected a list of [key, value] pairs", entry=position, field="request.query")
+        raise CassetteFormatError(
+            path, "expected a list of [key, value] pairs", entry=position, field="request.query"
+        )
     headers = request.get("headers") or {}
     if not isinstance(headers, dict):
         raise CassetteFormatError(path, "expected a mapping", entry=position, field="request.headers")
     status = _need(response, "status", int, path, position, "response.status")
     if isinstance(status, bool) or not 100 <= status <= 599:
-        raise CassetteFormatError(path, f"not an HTTP status: {status!r}", entry=position, field="response.status")
+        raise CassetteFormatError(
+            path, f"not an HTTP status: {status!r}", entry=position, field="response.status"
+        )
     res_headers = response.get("headers") or {}
     if not isinstance(res_headers, dict):
         raise CassetteFormatError(path, "expected a mapping", entry=position, field="response.headers")
     stream = response.get("stream")
     if stream is not None:
         if not isinstance(stream, list):
-            raise CassetteFormatError(path, "expected a list of events", entry=position, field="response.stream")
+            raise CassetteFormatError(
+                path, "expected a list of events", entry=position, field="response.stream"
+            )
         for i, event in enumerate(stream):
             if not isinstance(event, dict) or "data" not in event:
                 raise CassetteFormatError(
@@ -153,18 +177,21 @@ def _migrate(document: dict[str, Any], path: str) -> dict[str, Any]:
 def parse_document(data: bytes, path: str) -> dict[str, Any]:
     fmt = format_of(path)
     try:
-        if fmt == "json":
-            document = orjson.loads(data)
-        else:
-            document = yaml.load(data, Loader=_YamlLoader)  # noqa: S506 - a safe loader
+        document = orjson.loads(data) if fmt == "json" else yaml.load(data, Loader=_YamlLoader)
     except orjson.JSONDecodeError as err:
-        raise CassetteFormatError(path, f"not valid JSON ({err}); restore it from version control or re-record") from None
+        raise CassetteFormatError(
+            path, f"not valid JSON ({err}); restore it from version control or re-record"
+        ) from None
     except yaml.constructor.ConstructorError as err:
-        raise CassetteFormatError(path, f"refused an unsafe or unknown YAML tag: {err.problem} {err.problem_mark}") from None
+        raise CassetteFormatError(
+            path, f"refused an unsafe or unknown YAML tag: {err.problem} {err.problem_mark}"
+        ) from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        raise CassetteFormatError(path, f"not valid YAML{where}; restore it from version control or re-record") from None
+        raise CassetteFormatError(
+            path, f"not valid YAML{where}; restore it from version control or re-record"
+        ) from None
     except (ValueError, RecursionError, UnicodeDecodeError) as err:
         raise CassetteFormatError(path, f"unreadable ({type(err).__name__}: {err})") from None
     if not isinstance(document, dict):
@@ -192,7 +219,9 @@ def cassette_from_document(document: dict[str, Any], path: str) -> Cassette:
     for position, raw in enumerate(entries):
         # Cheap shape checks now; the rest when the entry is first used.
         if not isinstance(raw, dict):
-            raise CassetteFormatError(path, f"an entry must be a mapping, found {type(raw).__name__}", entry=position)
+            raise CassetteFormatError(
+                path, f"an entry must be a mapping, found {type(raw).__name__}", entry=position
+            )
         request_hash = raw.get("request_hash")
         if not isinstance(request_hash, str):
             raise CassetteFormatError(path, "missing or not a string", entry=position, field="request_hash")
@@ -212,7 +241,9 @@ def load_cassette(path: str | os.PathLike[str]) -> Cassette:
         with open(path, "rb") as f:
             data = f.read()
     except FileNotFoundError:
-        raise CassetteNotFoundError(f"{path}: no such cassette; record it first (record_mode='once')") from None
+        raise CassetteNotFoundError(
+            f"{path}: no such cassette; record it first (record_mode='once')"
+        ) from None
     return cassette_from_document(parse_document(data, path), path)
 
 

@@ -40,8 +40,11 @@ def tokens_of(entry: Entry) -> tuple[int, int]:
         data = event.get("data")
         if not isinstance(data, dict):
             continue
-        for usage in (data.get("usage"), (data.get("message") or {}).get("usage") if isinstance(data.get("message"), dict) else None,
-                      (data.get("response") or {}).get("usage") if isinstance(data.get("response"), dict) else None):
+        for usage in (
+            data.get("usage"),
+            (data.get("message") or {}).get("usage") if isinstance(data.get("message"), dict) else None,
+            (data.get("response") or {}).get("usage") if isinstance(data.get("response"), dict) else None,
+        ):
             i, o = _tokens(usage)
             inp, out = max(inp, i), max(out, o)
     return inp, out

@@ -36,8 +36,16 @@ __all__ = ["CREATED", "MARKERS", "LLMServer", "RecordedRequest", "start_server"]
 
 CREATED = 1_700_000_000
 STREAM_PREFIX_EVENTS = 4  # events sent before __stream_error__ / __stream_drop__ take effect
-MARKERS = ("__status_400__", "__status_429__", "__status_500__", "__status_529__",
-           "__stream_error__", "__stream_drop__", "__slow_stream__", "__counter__")
+MARKERS = (
+    "__status_400__",
+    "__status_429__",
+    "__status_500__",
+    "__status_529__",
+    "__stream_error__",
+    "__stream_drop__",
+    "__slow_stream__",
+    "__counter__",
+)
 JSON = dict[str, Any]
 
 _ANTHROPIC_ERRORS = {
@@ -95,8 +103,8 @@ class _Plan:
 def _pieces(text: str) -> list[str]:
     """Split into word-sized pieces that concatenate back to `text`."""
     parts = re.findall(r"\s*\S+", text)
-    rest = text[len("".join(parts)):]
-    return parts[:-1] + [parts[-1] + rest] if parts and rest else parts or ([rest] if rest else [])
+    rest = text[len("".join(parts)) :]
+    return [*parts[:-1], parts[-1] + rest] if parts and rest else parts or ([rest] if rest else [])
 
 
 def _json_pieces(s: str) -> list[str]:
@@ -111,9 +119,7 @@ def _text_of(content: Any, types: tuple[str, ...] = ("text",)) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "".join(
-            p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") in types
-        )
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") in types)
     return ""
 
 
@@ -143,7 +149,9 @@ def _fill(schema: Any, root: Any, depth: int = 0) -> Any:
         props = schema.get("properties") or {}
         return {k: _fill(v, root, depth + 1) for k, v in props.items() if k in (schema.get("required") or [])}
     if typ == "array":
-        return [_fill(schema.get("items", {}), root, depth + 1) for _ in range(int(schema.get("minItems", 0)))]
+        return [
+            _fill(schema.get("items", {}), root, depth + 1) for _ in range(int(schema.get("minItems", 0)))
+        ]
     return {"string": "x", "integer": 1, "number": 1.0, "boolean": True}.get(str(typ))
 
 
@@ -164,8 +172,11 @@ def _anthropic_prompt(body: JSON) -> _Prompt:
     if users:
         content = users[-1].get("content")
         p.text = _text_of(content)
-        results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"] \
-            if isinstance(content, list) else []
+        results = (
+            [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+            if isinstance(content, list)
+            else []
+        )
         if results:
             p.tool_result = "".join(_text_of(b.get("content")) for b in results)
             p.text += p.tool_result
@@ -233,13 +244,28 @@ def _anthropic_message(plan: _Plan) -> JSON:
     if plan.text is not None:
         content.append({"type": "text", "text": plan.text})
     if plan.tool:
-        content.append({"type": "tool_use", "id": "toolu_" + plan.id("tool"), "name": plan.tool[0],
-                        "input": plan.tool[1]})
+        content.append(
+            {
+                "type": "tool_use",
+                "id": "toolu_" + plan.id("tool"),
+                "name": plan.tool[0],
+                "input": plan.tool[1],
+            }
+        )
     return {
-        "id": "msg_" + plan.id("msg"), "type": "message", "role": "assistant", "model": plan.model,
-        "content": content, "stop_reason": "tool_use" if plan.tool else "end_turn", "stop_sequence": None,
-        "usage": {"input_tokens": plan.input_tokens, "output_tokens": plan.output_tokens,
-                  "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
+        "id": "msg_" + plan.id("msg"),
+        "type": "message",
+        "role": "assistant",
+        "model": plan.model,
+        "content": content,
+        "stop_reason": "tool_use" if plan.tool else "end_turn",
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": plan.input_tokens,
+            "output_tokens": plan.output_tokens,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+        },
     }
 
 
@@ -249,17 +275,27 @@ def _anthropic_events(plan: _Plan) -> list[JSON]:
     events: list[JSON] = [{"type": "message_start", "message": start}]
     for index, block in enumerate(msg["content"]):
         if block["type"] == "text":
-            first, deltas = {**block, "text": ""}, [{"type": "text_delta", "text": t} for t in _pieces(block["text"])]
+            first, deltas = (
+                {**block, "text": ""},
+                [{"type": "text_delta", "text": t} for t in _pieces(block["text"])],
+            )
         else:
             first = {**block, "input": {}}
-            deltas = [{"type": "input_json_delta", "partial_json": j} for j in ["", *_json_pieces(plan.arguments)]]
+            deltas = [
+                {"type": "input_json_delta", "partial_json": j} for j in ["", *_json_pieces(plan.arguments)]
+            ]
         events.append({"type": "content_block_start", "index": index, "content_block": first})
         if index == 0:
             events.append({"type": "ping"})
         events += [{"type": "content_block_delta", "index": index, "delta": d} for d in deltas]
         events.append({"type": "content_block_stop", "index": index})
-    events.append({"type": "message_delta", "delta": {"stop_reason": msg["stop_reason"], "stop_sequence": None},
-                   "usage": {"output_tokens": plan.output_tokens}})
+    events.append(
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": msg["stop_reason"], "stop_sequence": None},
+            "usage": {"output_tokens": plan.output_tokens},
+        }
+    )
     events.append({"type": "message_stop"})
     return events
 
@@ -268,14 +304,20 @@ def _anthropic_events(plan: _Plan) -> list[JSON]:
 
 
 def _chat_usage(plan: _Plan) -> JSON:
-    return {"prompt_tokens": plan.input_tokens, "completion_tokens": plan.output_tokens,
-            "total_tokens": plan.input_tokens + plan.output_tokens}
+    return {
+        "prompt_tokens": plan.input_tokens,
+        "completion_tokens": plan.output_tokens,
+        "total_tokens": plan.input_tokens + plan.output_tokens,
+    }
 
 
 def _tool_call(plan: _Plan) -> JSON:
     assert plan.tool
-    return {"id": "call_" + plan.id("call"), "type": "function",
-            "function": {"name": plan.tool[0], "arguments": plan.arguments}}
+    return {
+        "id": "call_" + plan.id("call"),
+        "type": "function",
+        "function": {"name": plan.tool[0], "arguments": plan.arguments},
+    }
 
 
 def _chat_completion(plan: _Plan) -> JSON:
@@ -283,27 +325,58 @@ def _chat_completion(plan: _Plan) -> JSON:
     if plan.tool:
         message["tool_calls"] = [_tool_call(plan)]
     return {
-        "id": "chatcmpl-" + plan.id("chat"), "object": "chat.completion", "created": CREATED, "model": plan.model,
-        "choices": [{"index": 0, "message": message, "logprobs": None,
-                     "finish_reason": "tool_calls" if plan.tool else "stop"}],
-        "usage": _chat_usage(plan), "system_fingerprint": "fp_llmserver",
+        "id": "chatcmpl-" + plan.id("chat"),
+        "object": "chat.completion",
+        "created": CREATED,
+        "model": plan.model,
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "logprobs": None,
+                "finish_reason": "tool_calls" if plan.tool else "stop",
+            }
+        ],
+        "usage": _chat_usage(plan),
+        "system_fingerprint": "fp_llmserver",
     }
 
 
 def _chat_chunks(plan: _Plan) -> list[JSON]:
-    base = {"id": "chatcmpl-" + plan.id("chat"), "object": "chat.completion.chunk", "created": CREATED,
-            "model": plan.model, "system_fingerprint": "fp_llmserver"}
+    base = {
+        "id": "chatcmpl-" + plan.id("chat"),
+        "object": "chat.completion.chunk",
+        "created": CREATED,
+        "model": plan.model,
+        "system_fingerprint": "fp_llmserver",
+    }
 
     def chunk(delta: JSON, finish: str | None = None) -> JSON:
         return {**base, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]}
 
     if plan.tool:
         call = _tool_call(plan)
-        chunks = [chunk({"role": "assistant", "content": None, "refusal": None, "tool_calls": [
-            {"index": 0, "id": call["id"], "type": "function",
-             "function": {"name": call["function"]["name"], "arguments": ""}}]})]
-        chunks += [chunk({"tool_calls": [{"index": 0, "function": {"arguments": a}}]})
-                   for a in _json_pieces(plan.arguments)]
+        chunks = [
+            chunk(
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "refusal": None,
+                    "tool_calls": [
+                        {
+                            "index": 0,
+                            "id": call["id"],
+                            "type": "function",
+                            "function": {"name": call["function"]["name"], "arguments": ""},
+                        }
+                    ],
+                }
+            )
+        ]
+        chunks += [
+            chunk({"tool_calls": [{"index": 0, "function": {"arguments": a}}]})
+            for a in _json_pieces(plan.arguments)
+        ]
         chunks.append(chunk({}, "tool_calls"))
     else:
         chunks = [chunk({"role": "assistant", "content": "", "refusal": None})]
@@ -317,56 +390,118 @@ def _chat_chunks(plan: _Plan) -> list[JSON]:
 def _response_items(plan: _Plan) -> list[JSON]:
     items: list[JSON] = []
     if plan.text is not None:
-        items.append({"id": "msg_" + plan.id("item"), "type": "message", "status": "completed", "role": "assistant",
-                      "content": [{"type": "output_text", "text": plan.text, "annotations": [], "logprobs": []}]})
+        items.append(
+            {
+                "id": "msg_" + plan.id("item"),
+                "type": "message",
+                "status": "completed",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": plan.text, "annotations": [], "logprobs": []}],
+            }
+        )
     if plan.tool:
-        items.append({"id": "fc_" + plan.id("fc"), "type": "function_call", "status": "completed",
-                      "call_id": "call_" + plan.id("call"), "name": plan.tool[0], "arguments": plan.arguments})
+        items.append(
+            {
+                "id": "fc_" + plan.id("fc"),
+                "type": "function_call",
+                "status": "completed",
+                "call_id": "call_" + plan.id("call"),
+                "name": plan.tool[0],
+                "arguments": plan.arguments,
+            }
+        )
     return items
 
 
 def _response(plan: _Plan, *, done: bool = True) -> JSON:
     b = plan.body
-    usage = {"input_tokens": plan.input_tokens, "output_tokens": plan.output_tokens,
-             "total_tokens": plan.input_tokens + plan.output_tokens,
-             "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
-             "output_tokens_details": {"reasoning_tokens": 0}}
+    usage = {
+        "input_tokens": plan.input_tokens,
+        "output_tokens": plan.output_tokens,
+        "total_tokens": plan.input_tokens + plan.output_tokens,
+        "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+        "output_tokens_details": {"reasoning_tokens": 0},
+    }
     return {
-        "id": "resp_" + plan.id("resp", 48), "object": "response", "created_at": CREATED,
-        "status": "completed" if done else "in_progress", "completed_at": CREATED if done else None,
-        "error": None, "incomplete_details": None, "instructions": b.get("instructions"),
-        "max_output_tokens": b.get("max_output_tokens"), "model": plan.model,
-        "output": _response_items(plan) if done else [], "parallel_tool_calls": b.get("parallel_tool_calls", True),
-        "previous_response_id": b.get("previous_response_id"), "reasoning": {"effort": None, "summary": None},
-        "temperature": b.get("temperature", 1.0), "text": b.get("text") or {"format": {"type": "text"}},
-        "tool_choice": b.get("tool_choice", "auto"), "tools": b.get("tools") or [], "top_p": b.get("top_p", 1.0),
-        "truncation": b.get("truncation", "disabled"), "usage": usage if done else None,
-        "user": None, "metadata": b.get("metadata") or {},
+        "id": "resp_" + plan.id("resp", 48),
+        "object": "response",
+        "created_at": CREATED,
+        "status": "completed" if done else "in_progress",
+        "completed_at": CREATED if done else None,
+        "error": None,
+        "incomplete_details": None,
+        "instructions": b.get("instructions"),
+        "max_output_tokens": b.get("max_output_tokens"),
+        "model": plan.model,
+        "output": _response_items(plan) if done else [],
+        "parallel_tool_calls": b.get("parallel_tool_calls", True),
+        "previous_response_id": b.get("previous_response_id"),
+        "reasoning": {"effort": None, "summary": None},
+        "temperature": b.get("temperature", 1.0),
+        "text": b.get("text") or {"format": {"type": "text"}},
+        "tool_choice": b.get("tool_choice", "auto"),
+        "tools": b.get("tools") or [],
+        "top_p": b.get("top_p", 1.0),
+        "truncation": b.get("truncation", "disabled"),
+        "usage": usage if done else None,
+        "user": None,
+        "metadata": b.get("metadata") or {},
     }
 
 
 def _response_events(plan: _Plan) -> list[JSON]:
-    events: list[JSON] = [{"type": "response.created", "response": _response(plan, done=False)},
-                          {"type": "response.in_progress", "response": _response(plan, done=False)}]
+    events: list[JSON] = [
+        {"type": "response.created", "response": _response(plan, done=False)},
+        {"type": "response.in_progress", "response": _response(plan, done=False)},
+    ]
     for oi, item in enumerate(_response_items(plan)):
         ids = {"item_id": item["id"], "output_index": oi}
         if item["type"] == "message":
             part = item["content"][0]
-            events.append({"type": "response.output_item.added", "output_index": oi,
-                           "item": {**item, "status": "in_progress", "content": []}})
-            events.append({"type": "response.content_part.added", **ids, "content_index": 0,
-                           "part": {**part, "text": ""}})
-            events += [{"type": "response.output_text.delta", **ids, "content_index": 0, "delta": t, "logprobs": []}
-                       for t in _pieces(part["text"])]
-            events.append({"type": "response.output_text.done", **ids, "content_index": 0, "text": part["text"],
-                           "logprobs": []})
+            events.append(
+                {
+                    "type": "response.output_item.added",
+                    "output_index": oi,
+                    "item": {**item, "status": "in_progress", "content": []},
+                }
+            )
+            events.append(
+                {
+                    "type": "response.content_part.added",
+                    **ids,
+                    "content_index": 0,
+                    "part": {**part, "text": ""},
+                }
+            )
+            events += [
+                {"type": "response.output_text.delta", **ids, "content_index": 0, "delta": t, "logprobs": []}
+                for t in _pieces(part["text"])
+            ]
+            events.append(
+                {
+                    "type": "response.output_text.done",
+                    **ids,
+                    "content_index": 0,
+                    "text": part["text"],
+                    "logprobs": [],
+                }
+            )
             events.append({"type": "response.content_part.done", **ids, "content_index": 0, "part": part})
         else:
-            events.append({"type": "response.output_item.added", "output_index": oi,
-                           "item": {**item, "status": "in_progress", "arguments": ""}})
-            events += [{"type": "response.function_call_arguments.delta", **ids, "delta": a}
-                       for a in _json_pieces(item["arguments"])]
-            events.append({"type": "response.function_call_arguments.done", **ids, "arguments": item["arguments"]})
+            events.append(
+                {
+                    "type": "response.output_item.added",
+                    "output_index": oi,
+                    "item": {**item, "status": "in_progress", "arguments": ""},
+                }
+            )
+            events += [
+                {"type": "response.function_call_arguments.delta", **ids, "delta": a}
+                for a in _json_pieces(item["arguments"])
+            ]
+            events.append(
+                {"type": "response.function_call_arguments.done", **ids, "arguments": item["arguments"]}
+            )
         events.append({"type": "response.output_item.done", "output_index": oi, "item": item})
     events.append({"type": "response.completed", "response": _response(plan)})
     return [{**e, "sequence_number": n} for n, e in enumerate(events)]
@@ -391,8 +526,10 @@ class _Handler(BaseHTTPRequestHandler):
             self.server.owner._dispatch(self, path, headers, body)
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
-        except Exception as exc:  # noqa: BLE001 - a bug here should surface as a 500, not a hang
-            self.send_json(500, {"error": {"message": f"llm_server bug: {exc!r}", "type": "server_error"}}, {})
+        except Exception as exc:
+            self.send_json(
+                500, {"error": {"message": f"llm_server bug: {exc!r}", "type": "server_error"}}, {}
+            )
 
     do_GET = do_PUT = do_DELETE = do_PATCH = do_POST
 
@@ -415,11 +552,22 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def send_sse(self, frames: Iterable[bytes], headers: dict[str, str], *, delay: float,
-                 fail: bytes | None, drop: bool) -> None:
+    def send_sse(
+        self,
+        frames: Iterable[bytes],
+        headers: dict[str, str],
+        *,
+        delay: float,
+        fail: bytes | None,
+        drop: bool,
+    ) -> None:
         self.send_response(200)
-        for k, v in {"content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache",
-                     **headers, "transfer-encoding": "chunked"}.items():
+        for k, v in {
+            "content-type": "text/event-stream; charset=utf-8",
+            "cache-control": "no-cache",
+            **headers,
+            "transfer-encoding": "chunked",
+        }.items():
             self.send_header(k, v)
         self.end_headers()
         todo = list(frames)
@@ -537,8 +685,13 @@ class LLMServer:
             seed = hashlib.sha256(f"{seed}{suffix}".encode()).hexdigest()
         if status is not None:
             return self._error(h, anthropic, status, seed)
-        plan = _Plan(seed=seed, model=str(body.get("model", "")), text=None, body=body,
-                     input_tokens=max(1, len(canonical) // 4))
+        plan = _Plan(
+            seed=seed,
+            model=str(body.get("model", "")),
+            text=None,
+            body=body,
+            input_tokens=max(1, len(canonical) // 4),
+        )
         if prompt.tool_result is not None:
             plan.text = f"The tool said: {prompt.tool_result}"
         elif prompt.tool_name and re.search(r"\bweather\b", prompt.text, re.IGNORECASE):
@@ -555,46 +708,87 @@ class LLMServer:
         if route == "embeddings":
             return h.send_json(200, _embeddings(body), hdrs)
         if not stream:
-            render: Callable[[_Plan], JSON] = {"messages": _anthropic_message, "chat/completions": _chat_completion,
-                                               "responses": _response}[route]
+            render: Callable[[_Plan], JSON] = {
+                "messages": _anthropic_message,
+                "chat/completions": _chat_completion,
+                "responses": _response,
+            }[route]
             return h.send_json(200, render(plan), hdrs)
         fail: bytes | None = None
         if "__stream_error__" in prompt.text:
             if route == "messages":
-                fail = _sse("error", {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"},
-                                      "request_id": hdrs["request-id"]})
+                fail = _sse(
+                    "error",
+                    {
+                        "type": "error",
+                        "error": {"type": "overloaded_error", "message": "Overloaded"},
+                        "request_id": hdrs["request-id"],
+                    },
+                )
             elif route == "chat/completions":
-                fail = _sse(None, {"error": {"message": "The server had an error while processing your request.",
-                                             "type": "server_error", "param": None, "code": None}})
+                fail = _sse(
+                    None,
+                    {
+                        "error": {
+                            "message": "The server had an error while processing your request.",
+                            "type": "server_error",
+                            "param": None,
+                            "code": None,
+                        }
+                    },
+                )
             else:
-                fail = _sse("error", {"type": "error", "code": "server_error", "param": None,
-                                      "message": "The server had an error while processing your request.",
-                                      "sequence_number": STREAM_PREFIX_EVENTS})
+                fail = _sse(
+                    "error",
+                    {
+                        "type": "error",
+                        "code": "server_error",
+                        "param": None,
+                        "message": "The server had an error while processing your request.",
+                        "sequence_number": STREAM_PREFIX_EVENTS,
+                    },
+                )
         if route == "messages":
             frames = [_sse(e["type"], e) for e in _anthropic_events(plan)]
         elif route == "chat/completions":
             frames = [_sse(None, c) for c in _chat_chunks(plan)] + [_sse(None, "[DONE]")]
         else:
             frames = [_sse(e["type"], e) for e in _response_events(plan)]
-        h.send_sse(frames, hdrs, delay=0.05 if "__slow_stream__" in prompt.text else 0.0,
-                   fail=fail, drop="__stream_drop__" in prompt.text)
+        h.send_sse(
+            frames,
+            hdrs,
+            delay=0.05 if "__slow_stream__" in prompt.text else 0.0,
+            fail=fail,
+            drop="__stream_drop__" in prompt.text,
+        )
 
     @staticmethod
     def _headers(anthropic: bool, seed: str) -> dict[str, str]:
         rid = "req_" + hashlib.sha256(f"{seed}:request-id".encode()).hexdigest()[:20]
         if anthropic:
             return {"request-id": rid, "anthropic-organization-id": "org-llmserver"}
-        return {"x-request-id": rid, "openai-version": "2020-10-01", "openai-processing-ms": "1",
-                "set-cookie": "__cf_bm=abc; path=/"}
+        return {
+            "x-request-id": rid,
+            "openai-version": "2020-10-01",
+            "openai-processing-ms": "1",
+            "set-cookie": "__cf_bm=abc; path=/",
+        }
 
-    def _error(self, h: _Handler, anthropic: bool, status: int, seed: str, message: str | None = None) -> None:
+    def _error(
+        self, h: _Handler, anthropic: bool, status: int, seed: str, message: str | None = None
+    ) -> None:
         hdrs = {**self._headers(anthropic, seed), "x-should-retry": "false"}
         if status == 429:
             hdrs["retry-after"] = "7"
         if anthropic:
-            etype, msg = _ANTHROPIC_ERRORS.get(status, ("not_found_error" if status == 404 else "api_error", ""))
-            payload: JSON = {"type": "error", "error": {"type": etype, "message": message or msg},
-                             "request_id": hdrs["request-id"]}
+            etype, msg = _ANTHROPIC_ERRORS.get(
+                status, ("not_found_error" if status == 404 else "api_error", "")
+            )
+            payload: JSON = {
+                "type": "error",
+                "error": {"type": etype, "message": message or msg},
+                "request_id": hdrs["request-id"],
+            }
         else:
             etype, code, msg = _OPENAI_ERRORS.get(status, ("invalid_request_error", None, ""))
             payload = {"error": {"message": message or msg, "type": etype, "param": None, "code": code}}
@@ -607,12 +801,21 @@ def _embeddings(body: JSON) -> JSON:
     for i, item in enumerate(items):
         digest = hashlib.sha256(json.dumps(item).encode()).digest()
         vector = [(b - 128) / 128 for b in digest[:8]]  # exactly representable as float32
-        emb: Any = base64.b64encode(struct.pack("<8f", *vector)).decode() \
-            if body.get("encoding_format") == "base64" else vector
+        emb: Any = (
+            base64.b64encode(struct.pack("<8f", *vector)).decode()
+            if body.get("encoding_format") == "base64"
+            else vector
+        )
         data.append({"object": "embedding", "index": i, "embedding": emb})
-    tokens = sum(len(x.split()) if isinstance(x, str) else len(x) if isinstance(x, list) else 1 for x in items)
-    return {"object": "list", "data": data, "model": body.get("model", ""),
-            "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
+    tokens = sum(
+        len(x.split()) if isinstance(x, str) else len(x) if isinstance(x, list) else 1 for x in items
+    )
+    return {
+        "object": "list",
+        "data": data,
+        "model": body.get("model", ""),
+        "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+    }
 
 
 def _route(path: str) -> str | None:
@@ -622,14 +825,18 @@ def _route(path: str) -> str | None:
         return m.group(1)
     for prefix in ("/openai/v1/", "/openai/", "/v1/"):
         if p.startswith(prefix):
-            return p[len(prefix):]
+            return p[len(prefix) :]
     return None
 
 
 _ROUTES: dict[str, Callable[[JSON], _Prompt]] = {
-    "messages": _anthropic_prompt, "messages/count_tokens": _anthropic_prompt, "chat/completions": _chat_prompt,
+    "messages": _anthropic_prompt,
+    "messages/count_tokens": _anthropic_prompt,
+    "chat/completions": _chat_prompt,
     "responses": _responses_prompt,
-    "embeddings": lambda b: _Prompt(" ".join(i if isinstance(i, str) else json.dumps(i) for i in _embedding_items(b))),
+    "embeddings": lambda b: _Prompt(
+        " ".join(i if isinstance(i, str) else json.dumps(i) for i in _embedding_items(b))
+    ),
 }
 
 
@@ -663,7 +870,9 @@ class ResponsesWebSocketServer:
         if self._server is None:
             self._server = serve(self._handle, "127.0.0.1", 0)
             self.url = f"ws://127.0.0.1:{self._server.socket.getsockname()[1]}"
-            self._thread = threading.Thread(target=self._server.serve_forever, name="llm-ws-server", daemon=True)
+            self._thread = threading.Thread(
+                target=self._server.serve_forever, name="llm-ws-server", daemon=True
+            )
             self._thread.start()
         return self
 
@@ -689,16 +898,28 @@ class ResponsesWebSocketServer:
                 with self._lock:
                     self.messages.append((path, body))
                 if body.get("type") != "response.create":
-                    connection.send(json.dumps({"type": "error", "code": "unknown_event", "param": None,
-                                                "message": f"unsupported event {body.get('type')!r}",
-                                                "sequence_number": 0}))
+                    connection.send(
+                        json.dumps(
+                            {
+                                "type": "error",
+                                "code": "unknown_event",
+                                "param": None,
+                                "message": f"unsupported event {body.get('type')!r}",
+                                "sequence_number": 0,
+                            }
+                        )
+                    )
                     continue
                 create = {k: v for k, v in body.items() if k != "type"}
                 text = _responses_prompt(create).text
                 canonical = json.dumps(create, sort_keys=True, separators=(",", ":"))
-                plan = _Plan(seed=hashlib.sha256(f"ws|{canonical}".encode()).hexdigest(),
-                             model=str(create.get("model", "")), text=f"Echo: {text}", body=create,
-                             input_tokens=max(1, len(canonical) // 4))
+                plan = _Plan(
+                    seed=hashlib.sha256(f"ws|{canonical}".encode()).hexdigest(),
+                    model=str(create.get("model", "")),
+                    text=f"Echo: {text}",
+                    body=create,
+                    input_tokens=max(1, len(canonical) // 4),
+                )
                 events = _response_events(plan)
                 drop = "__ws_drop__" in text
                 for i, event in enumerate(events[:STREAM_PREFIX_EVENTS] if drop else events):

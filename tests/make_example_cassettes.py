@@ -11,9 +11,10 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-import llmvcr  # noqa: E402
-from llm_server import LLMServer  # noqa: E402
-from llmvcr import demo  # noqa: E402
+from llm_server import LLMServer
+
+import llmvcr
+from llmvcr import demo
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -33,7 +34,10 @@ def main() -> None:
 
     try:
         anthropic.Anthropic, openai.OpenAI = a_factory, o_factory  # type: ignore[assignment,misc]
-        for name, play in (("demo-anthropic", demo.conversation_anthropic), ("demo-openai", demo.conversation_openai)):
+        for name, play in (
+            ("demo-anthropic", demo.conversation_anthropic),
+            ("demo-openai", demo.conversation_openai),
+        ):
             path = ROOT / "cassettes" / f"{name}.yaml"
             path.unlink(missing_ok=True)
             with llmvcr.recording(os.fspath(path), record_mode="all", seed=f"{name}-v1") as cassette:

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import ANTHROPIC_SENTINEL
 
 import llmvcr
-from conftest import ANTHROPIC_SENTINEL
 
 ASK = {"model": "claude-test", "max_tokens": 16}
 
@@ -18,13 +18,19 @@ def _ask(client: Any, text: str) -> Any:
     return client.messages.create(**ASK, messages=[{"role": "user", "content": text}])
 
 
-def test_recording_adapter_records_only_its_client(server: Any, anthropic_client: Any, tmp_path: Path) -> None:
+def test_recording_adapter_records_only_its_client(
+    server: Any, anthropic_client: Any, tmp_path: Path
+) -> None:
     import anthropic
 
     other = anthropic.Anthropic(api_key=ANTHROPIC_SENTINEL, base_url=server.url, max_retries=0)
     client, cassette = llmvcr.create_recording_adapter(anthropic_client, seed="bug-repro-#427")
     assert client is anthropic_client
-    live = [_ask(client, "one").model_dump(), _ask(other, "not me").model_dump(), _ask(client, "two").model_dump()]
+    live = [
+        _ask(client, "one").model_dump(),
+        _ask(other, "not me").model_dump(),
+        _ask(client, "two").model_dump(),
+    ]
     assert [e.request.body["messages"][0]["content"] for e in cassette.entries] == ["one", "two"]
     assert live[1]["content"][0]["text"] == "Echo: not me"  # the other client reached the server untouched
     for name in ("a.yaml", "a.json"):
@@ -69,14 +75,18 @@ def test_replay_adapter_async_and_by_path(recorded: tuple[Path, list[Any]], requ
     assert isinstance(client, anthropic.AsyncAnthropic)
 
     async def run() -> list[Any]:
-        return [await client.messages.create(**ASK, messages=[{"role": "user", "content": t}]) for t in ("first", "second")]
+        return [
+            await client.messages.create(**ASK, messages=[{"role": "user", "content": t}])
+            for t in ("first", "second")
+        ]
 
     assert [m.model_dump() for m in asyncio.run(run())] == live
     assert attempts == []
 
 
-def test_replay_adapter_into_a_given_client_sequential(recorded: tuple[Path, list[Any]], server: Any,
-                                                       anthropic_client: Any) -> None:
+def test_replay_adapter_into_a_given_client_sequential(
+    recorded: tuple[Path, list[Any]], server: Any, anthropic_client: Any
+) -> None:
     path, live = recorded
     client = llmvcr.create_replay_adapter(llmvcr.load_cassette(path), anthropic_client, mode="sequential")
     assert client is anthropic_client
@@ -86,7 +96,9 @@ def test_replay_adapter_into_a_given_client_sequential(recorded: tuple[Path, lis
     assert server.request_count == before
 
 
-def test_adapter_beside_an_open_cassette(recorded: tuple[Path, list[Any]], server: Any, tmp_path: Path) -> None:
+def test_adapter_beside_an_open_cassette(
+    recorded: tuple[Path, list[Any]], server: Any, tmp_path: Path
+) -> None:
     import anthropic
 
     path, live = recorded
@@ -108,7 +120,9 @@ def test_adapter_errors_are_clear(recorded: tuple[Path, list[Any]], openai_clien
     with pytest.raises(ValueError, match="unknown option"):
         llmvcr.create_recording_adapter(openai_client, colour="red")
     mixed = llmvcr.load_cassette(path)
-    mixed.append(llmvcr.Entry("openai", llmvcr.Request("POST", "/v1/embeddings"), llmvcr.Response(200, body={}), "x"))
+    mixed.append(
+        llmvcr.Entry("openai", llmvcr.Request("POST", "/v1/embeddings"), llmvcr.Response(200, body={}), "x")
+    )
     with pytest.raises(ValueError, match="holds anthropic, openai: pass the client"):
         llmvcr.create_replay_adapter(mixed)
     with pytest.raises(llmvcr.CassetteNotFoundError):
@@ -127,7 +141,8 @@ def test_interception_ends_with_the_client(server: Any) -> None:
     assert not installed()
     original = SyncAPIClient.__dict__["request"]
     client, _ = llmvcr.create_recording_adapter(
-        anthropic.Anthropic(api_key=ANTHROPIC_SENTINEL, base_url=server.url, max_retries=0))
+        anthropic.Anthropic(api_key=ANTHROPIC_SENTINEL, base_url=server.url, max_retries=0)
+    )
     assert installed() and SyncAPIClient.__dict__["request"] is not original
     del client, _
     gc.collect()

@@ -17,8 +17,11 @@ import llmvcr
 from llmvcr.cli import main
 from llmvcr.playlog import PLAY_LOG, PlayLog, merge_unplayed
 
-TOOL = {"name": "get_weather", "description": "Weather for a city",
-        "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}
+TOOL = {
+    "name": "get_weather",
+    "description": "Weather for a city",
+    "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+}
 COMMANDS = ["ls", "show", "diff", "convert", "scan", "prune"]
 
 
@@ -33,17 +36,28 @@ def agent(anthropic_client: Any, openai_client: Any, cassette_dir: Path) -> Path
     """A cassette with a tool loop, a streamed call and an OpenAI call."""
     with llmvcr.recording("agent"):
         messages: list[dict[str, Any]] = [{"role": "user", "content": "What is the weather in Paris?"}]
-        first = anthropic_client.messages.create(model="claude-test", max_tokens=64, system="Be brief.",
-                                                 messages=messages, tools=[TOOL])
-        messages += [{"role": "assistant", "content": [b.model_dump() for b in first.content]},
-                     {"role": "user", "content": [{"type": "tool_result", "tool_use_id": first.content[1].id,
-                                                   "content": "18C, sunny"}]}]
-        anthropic_client.messages.create(model="claude-test", max_tokens=64, system="Be brief.", messages=messages,
-                                         tools=[TOOL])
-        with anthropic_client.messages.stream(model="claude-test", max_tokens=64,
-                                              messages=[{"role": "user", "content": "tell me a story"}]) as stream:
+        first = anthropic_client.messages.create(
+            model="claude-test", max_tokens=64, system="Be brief.", messages=messages, tools=[TOOL]
+        )
+        messages += [
+            {"role": "assistant", "content": [b.model_dump() for b in first.content]},
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": first.content[1].id, "content": "18C, sunny"}
+                ],
+            },
+        ]
+        anthropic_client.messages.create(
+            model="claude-test", max_tokens=64, system="Be brief.", messages=messages, tools=[TOOL]
+        )
+        with anthropic_client.messages.stream(
+            model="claude-test", max_tokens=64, messages=[{"role": "user", "content": "tell me a story"}]
+        ) as stream:
             stream.until_done()
-        openai_client.chat.completions.create(model="gpt-test", messages=[{"role": "user", "content": "hi openai"}])
+        openai_client.chat.completions.create(
+            model="gpt-test", messages=[{"role": "user", "content": "hi openai"}]
+        )
     return cassette_dir / "agent.yaml"
 
 
@@ -59,10 +73,17 @@ def test_help(capsys: pytest.CaptureFixture[str], command: str | None) -> None:
 
 
 def test_python_dash_m_llmvcr() -> None:
-    done = subprocess.run([sys.executable, "-m", "llmvcr", "--help"], capture_output=True, text=True, timeout=60, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "llmvcr", "--help"], capture_output=True, text=True, timeout=60, check=False
+    )
     assert done.returncode == 0 and "usage: llmvcr" in done.stdout and "convert" in done.stdout
-    done = subprocess.run([sys.executable, "-m", "llmvcr", "show", "/nonexistent/x.yaml"], capture_output=True,
-                          text=True, timeout=60, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "llmvcr", "show", "/nonexistent/x.yaml"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("llmvcr: error: ")
 
@@ -84,7 +105,7 @@ def test_show(capsys: pytest.CaptureFixture[str], agent: Path) -> None:
     assert status == 0
     assert "[0] anthropic POST /v1/messages · claude-test · 200" in out
     assert "    system: Be brief." in out and "    user: What is the weather in Paris?" in out
-    assert "  → assistant calls get_weather {\"city\": \"Paris\"}" in out
+    assert '  → assistant calls get_weather {"city": "Paris"}' in out
     assert "    tool result [toolu_" in out and "]: 18C, sunny" in out
     assert "  → assistant: The tool said: 18C, sunny" in out
     assert out.count("user: What is the weather in Paris?") == 1  # the second call shows only what it adds
@@ -115,26 +136,43 @@ def test_diff(capsys: pytest.CaptureFixture[str], agent: Path, tmp_path: Path) -
 
 def test_convert_every_way(capsys: pytest.CaptureFixture[str], agent: Path, tmp_path: Path) -> None:
     status, out, err = run(capsys, "convert", str(agent), "--to", "regista", "-o", str(tmp_path / "t.jsonl"))
-    assert status == 0 and "wrote" in out and "llmvcr: warning:" in err and "not one regista conversation" in err
+    assert (
+        status == 0 and "wrote" in out and "llmvcr: warning:" in err and "not one regista conversation" in err
+    )
     assert run(capsys, "convert", str(agent), "--to", "agentskit", "-o", str(tmp_path / "a.json"))[0] == 0
     assert json.loads((tmp_path / "a.json").read_text())["version"] == 1
     for src, fmt in ((tmp_path / "t.jsonl", "regista"), (tmp_path / "a.json", "agentskit")):
         out_path = tmp_path / f"from-{fmt}.json"
         status, out, _ = run(capsys, "convert", str(src), "--to", "llmvcr-json", "-o", str(out_path))
         assert status == 0 and len(llmvcr.load_cassette(out_path)) == 4
-    status, _, _ = run(capsys, "convert", str(tmp_path / "a.json"), "--from", "agentskit", "--to", "llmvcr-yaml",
-                       "-o", str(tmp_path / "back.yaml"))
+    status, _, _ = run(
+        capsys,
+        "convert",
+        str(tmp_path / "a.json"),
+        "--from",
+        "agentskit",
+        "--to",
+        "llmvcr-yaml",
+        "-o",
+        str(tmp_path / "back.yaml"),
+    )
     assert status == 0 and len(llmvcr.load_cassette(tmp_path / "back.yaml")) == 4
     status, _, err = run(capsys, "convert", str(agent), "--to", "llmvcr-yaml", "-o", str(tmp_path / "x.json"))
     assert status == 2 and err.count("\n") == 1 and "needs a .yaml or .yml path" in err
 
 
-def test_convert_from_vcrpy(capsys: pytest.CaptureFixture[str], tmp_path: Path, anthropic_client: Any) -> None:
+def test_convert_from_vcrpy(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, anthropic_client: Any
+) -> None:
     source = tmp_path / "vcr.yaml"
     with vcr.VCR().use_cassette(str(source)):
-        anthropic_client.messages.create(model="claude-test", max_tokens=8, messages=[{"role": "user", "content": "hi"}])
+        anthropic_client.messages.create(
+            model="claude-test", max_tokens=8, messages=[{"role": "user", "content": "hi"}]
+        )
     assert run(capsys, "scan", str(source))[0] == 1  # vcrpy wrote the key
-    status, out, _ = run(capsys, "convert", str(source), "--to", "llmvcr-yaml", "-o", str(tmp_path / "c.yaml"))
+    status, out, _ = run(
+        capsys, "convert", str(source), "--to", "llmvcr-yaml", "-o", str(tmp_path / "c.yaml")
+    )
     assert status == 0 and "1 entries" in out
     assert run(capsys, "scan", str(tmp_path / "c.yaml"))[0] == 0  # ...the import did not
 
@@ -156,10 +194,13 @@ def test_scan(capsys: pytest.CaptureFixture[str], agent: Path, tmp_path: Path) -
     assert run(capsys, "scan", str(tmp_path / "nope"))[0] == 2
 
 
-def test_prune_goes_by_what_the_last_run_played(capsys: pytest.CaptureFixture[str], anthropic_client: Any,
-                                                  cassette_dir: Path) -> None:
+def test_prune_goes_by_what_the_last_run_played(
+    capsys: pytest.CaptureFixture[str], anthropic_client: Any, cassette_dir: Path
+) -> None:
     def ask(text: str) -> None:
-        anthropic_client.messages.create(model="claude-test", max_tokens=8, messages=[{"role": "user", "content": text}])
+        anthropic_client.messages.create(
+            model="claude-test", max_tokens=8, messages=[{"role": "user", "content": text}]
+        )
 
     with llmvcr.recording("chat"):
         for text in ("one", "two", "three", "two"):
@@ -187,10 +228,13 @@ def test_prune_goes_by_what_the_last_run_played(capsys: pytest.CaptureFixture[st
     assert "kept 2 of 2 entries, dropped 0" in run(capsys, "prune", str(path))[1]
 
 
-def test_prune_refuses_after_a_failure_or_a_change(capsys: pytest.CaptureFixture[str], anthropic_client: Any,
-                                                  cassette_dir: Path) -> None:
+def test_prune_refuses_after_a_failure_or_a_change(
+    capsys: pytest.CaptureFixture[str], anthropic_client: Any, cassette_dir: Path
+) -> None:
     def ask(text: str) -> None:
-        anthropic_client.messages.create(model="claude-test", max_tokens=8, messages=[{"role": "user", "content": text}])
+        anthropic_client.messages.create(
+            model="claude-test", max_tokens=8, messages=[{"role": "user", "content": text}]
+        )
 
     with llmvcr.recording("chat"):
         ask("one")
@@ -200,7 +244,12 @@ def test_prune_refuses_after_a_failure_or_a_change(capsys: pytest.CaptureFixture
         ask("one")
         raise RuntimeError("the run stopped before asking 'two'")
     status, _, err = run(capsys, "prune", str(path))
-    assert status == 2 and "failed" in err and "make the tests pass" in err and len(llmvcr.load_cassette(path)) == 2
+    assert (
+        status == 2
+        and "failed" in err
+        and "make the tests pass" in err
+        and len(llmvcr.load_cassette(path)) == 2
+    )
     with PlayLog(), llmvcr.recording(path, record_mode="none"):
         ask("one")
     with llmvcr.recording(path, record_mode="new_episodes"):  # the file grows after the run
@@ -230,14 +279,20 @@ def test_b():
 """
 
 
-def test_the_pytest_plugin_records_plays_for_prune(pytester: pytest.Pytester, server: Any, monkeypatch: pytest.MonkeyPatch,
-                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_pytest_plugin_records_plays_for_prune(
+    pytester: pytest.Pytester,
+    server: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     monkeypatch.setenv("LLM_URL", server.url)
     monkeypatch.delenv("CI", raising=False)
     pytester.makepyfile(test_chat=PRUNE_TESTS)
 
     def pytest_run(*args: str) -> pytest.RunResult:
-        return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:recording", *args, timeout=120)
+        return pytester.runpytest_subprocess(
+            "-p", "no:cacheprovider", "-p", "no:recording", *args, timeout=120
+        )
 
     monkeypatch.setenv("EXTRA", "1")
     pytest_run("--llmvcr-record-mode=new_episodes").assert_outcomes(passed=2)  # records a, c, b
@@ -254,18 +309,25 @@ def test_the_pytest_plugin_records_plays_for_prune(pytester: pytest.Pytester, se
     assert log["entries"] == 3 and [p for p, _ in log["unplayed"]] == [1] and log["failed_tests"] == []
     status, out, _ = run(capsys, "prune", str(cassette))
     assert status == 0 and "kept 2 of 3 entries, dropped 1" in out
-    assert [e.request.body["messages"][0]["content"] for e in llmvcr.load_cassette(cassette).entries] == ["a", "b"]
+    assert [e.request.body["messages"][0]["content"] for e in llmvcr.load_cassette(cassette).entries] == [
+        "a",
+        "b",
+    ]
     with llmvcr.recording(cassette, record_mode="none") as kept:  # what the run used still replays
         for text in ("a", "b"):
             anthropic.Anthropic(api_key="test", base_url=server.url).messages.create(
-                model="claude-test", max_tokens=8, messages=[{"role": "user", "content": text}])
+                model="claude-test", max_tokens=8, messages=[{"role": "user", "content": text}]
+            )
     assert kept.unplayed == []
 
 
 def test_plays_of_one_run_merge() -> None:
     # an entry stays unplayed only while every session that saw it left it unplayed
     assert merge_unplayed((3, {1: "c", 2: "b"}), (3, {0: "a", 1: "c"})) == (3, {1: "c"})
-    assert merge_unplayed((2, {1: "x"}), (3, {2: "y"})) == (3, {2: "y"})  # the second session saw a longer file
+    assert merge_unplayed((2, {1: "x"}), (3, {2: "y"})) == (
+        3,
+        {2: "y"},
+    )  # the second session saw a longer file
     assert merge_unplayed((3, {1: "x"}), (3, {1: "other"})) == (3, {})  # not the same entry: keep it
 
 
@@ -280,24 +342,33 @@ def one_line_error(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
     return err
 
 
-def test_errors_are_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path, agent: Path,
-                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_errors_are_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, agent: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     broken = tmp_path / "broken.yaml"
     broken.write_text("version: 1\nentries: [\n")
-    for argv in (["show", str(broken)], ["diff", str(broken), str(broken)],
-                 ["convert", str(broken), "--to", "regista", "-o", str(tmp_path / "t.jsonl")]):
+    for argv in (
+        ["show", str(broken)],
+        ["diff", str(broken), str(broken)],
+        ["convert", str(broken), "--to", "regista", "-o", str(tmp_path / "t.jsonl")],
+    ):
         err = one_line_error(capsys, *argv)
         assert err.startswith(f"llmvcr: error: {broken}: not valid YAML at line 3") and "restore it" in err
     assert "no run has recorded what it played" in one_line_error(capsys, "prune", str(broken))
     assert "no command given; see 'llmvcr --help'" in one_line_error(capsys)
     assert "invalid choice: 'bogus'" in one_line_error(capsys, "bogus")
     err = one_line_error(capsys, "convert", str(agent), "--to", "xml", "-o", "x")
-    assert err.startswith("llmvcr convert: error: argument --to: invalid choice: 'xml'") and "see 'llmvcr convert --help'" in err
+    assert (
+        err.startswith("llmvcr convert: error: argument --to: invalid choice: 'xml'")
+        and "see 'llmvcr convert --help'" in err
+    )
     assert "required: -o/--output" in one_line_error(capsys, "convert", str(agent), "--to", "regista")
     assert "required: B" in one_line_error(capsys, "diff", str(agent))
     # missing files, folders and wrong formats say what to do
     err = one_line_error(capsys, "show", "nope")
-    assert f"nope: no such file (nor {agent.parent / 'nope.yaml'}); check the path" in err  # the cassette folder
+    assert (
+        f"nope: no such file (nor {agent.parent / 'nope.yaml'}); check the path" in err
+    )  # the cassette folder
     assert "is a folder; name a cassette file in it" in one_line_error(capsys, "show", str(tmp_path))
     assert "is a file; llmvcr ls lists a folder" in one_line_error(capsys, "ls", str(agent))
     assert "no such folder" in one_line_error(capsys, "ls", str(tmp_path / "none"))
@@ -321,8 +392,12 @@ def test_a_closed_pipe_is_not_an_error(agent: Path, tmp_path: Path) -> None:
     for i in range(600):  # far more output than a pipe buffers
         big.append(recorded.entry(i % 2))
     llmvcr.save_cassette(tmp_path / "big.yaml", big)
-    reader = subprocess.Popen([sys.executable, "-m", "llmvcr", "show", str(tmp_path / "big.yaml")],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    reader = subprocess.Popen(
+        [sys.executable, "-m", "llmvcr", "show", str(tmp_path / "big.yaml")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert reader.stdout is not None and reader.stderr is not None
     assert reader.stdout.readline().endswith("big.yaml: 600 entries\n")
     reader.stdout.close()  # like `| head -1`
@@ -345,9 +420,13 @@ def test_chat():
 """
 
 
-def test_a_pytest_recording_suite_migrates_in_one_command(pytester: pytest.Pytester, server: Any, agent: Path,
-                                                           monkeypatch: pytest.MonkeyPatch,
-                                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_pytest_recording_suite_migrates_in_one_command(
+    pytester: pytest.Pytester,
+    server: Any,
+    agent: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     monkeypatch.setenv("LLM_URL", server.url)
     monkeypatch.delenv("CI", raising=False)
     test_file = pytester.makepyfile(test_chat=MIGRATE_TESTS.format(marker="vcr"))
@@ -358,9 +437,12 @@ def test_a_pytest_recording_suite_migrates_in_one_command(pytester: pytest.Pytes
     assert "interactions" in yaml.safe_load(source.read_text())
     mixed = folder / "test_other" / "test_mixed.yaml"  # a cassette that also holds a non-LLM call
     document = yaml.safe_load(source.read_text())
-    document["interactions"].append({
-        "request": {"method": "GET", "uri": "https://example.com/health", "body": None, "headers": {}},
-        "response": {"status": {"code": 200, "message": "OK"}, "headers": {}, "body": {"string": "ok"}}})
+    document["interactions"].append(
+        {
+            "request": {"method": "GET", "uri": "https://example.com/health", "body": None, "headers": {}},
+            "response": {"status": {"code": 200, "message": "OK"}, "headers": {}, "body": {"string": "ok"}},
+        }
+    )
     mixed.parent.mkdir()
     mixed.write_text(yaml.safe_dump(document))
     mixed_before = mixed.read_bytes()
@@ -378,8 +460,9 @@ def test_a_pytest_recording_suite_migrates_in_one_command(pytester: pytest.Pytes
     # the same test, now on llmvcr's marker, replays the migrated cassette with no network
     test_file.write_text(MIGRATE_TESTS.format(marker="llmvcr"))
     before = server.request_count
-    replayed = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:recording",
-                                             "--llmvcr-record-mode=none", timeout=120)
+    replayed = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-p", "no:recording", "--llmvcr-record-mode=none", timeout=120
+    )
     replayed.assert_outcomes(passed=1)
     assert server.request_count == before
     replayed.stdout.fnmatch_lines(["llmvcr: 3 LLM calls replayed, 0 recorded*0 unplayed entries*"])
@@ -389,7 +472,9 @@ def test_convert_a_folder_to_another(capsys: pytest.CaptureFixture[str], agent: 
     (agent.parent / "sub").mkdir()
     (agent.parent / "sub" / "copy.yaml").write_bytes(agent.read_bytes())
     (agent.parent / "broken.yaml").write_text("version: 1\nentries: [\n")
-    status, out, err = run(capsys, "convert", str(agent.parent), "--to", "agentskit", "-o", str(tmp_path / "out"))
+    status, out, err = run(
+        capsys, "convert", str(agent.parent), "--to", "agentskit", "-o", str(tmp_path / "out")
+    )
     assert status == 2  # one file could not be read; the others were converted
     assert "converted 2 file(s)" in out and "broken.yaml: not valid YAML" in err
     for name in ("agent.json", "sub/copy.json"):

@@ -20,17 +20,32 @@ from llmvcr.convert.regista import canonical_hash
 
 TASK = "What is the weather in Paris?"
 SYSTEM = "You are a weather bot."
-TOOL = {"name": "get_weather", "description": "Weather for a city",
-        "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}
-OPENAI_TOOL = {"type": "function", "function": {"name": "get_weather", "description": "Weather for a city",
-                                                "parameters": TOOL["input_schema"]}}
+TOOL = {
+    "name": "get_weather",
+    "description": "Weather for a city",
+    "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+}
+OPENAI_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Weather for a city",
+        "parameters": TOOL["input_schema"],
+    },
+}
 
 
 def anthropic_loop(client: Any, *, streamed: bool = False) -> str:
     """A plain agent loop through the anthropic SDK: ask, run the tool, answer."""
     messages: list[dict[str, Any]] = [{"role": "user", "content": TASK}]
     while True:
-        kwargs = {"model": "claude-sonnet-4-5", "max_tokens": 256, "system": SYSTEM, "messages": messages, "tools": [TOOL]}
+        kwargs = {
+            "model": "claude-sonnet-4-5",
+            "max_tokens": 256,
+            "system": SYSTEM,
+            "messages": messages,
+            "tools": [TOOL],
+        }
         if streamed:
             with client.messages.stream(**kwargs) as stream:
                 reply = stream.get_final_message()
@@ -39,18 +54,33 @@ def anthropic_loop(client: Any, *, streamed: bool = False) -> str:
         messages.append({"role": "assistant", "content": [b.model_dump() for b in reply.content]})
         if reply.stop_reason != "tool_use":
             return "".join(b.text for b in reply.content if b.type == "text")
-        messages.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": b.id, "content": "18C, sunny"}
-                                                     for b in reply.content if b.type == "tool_use"]})
+        messages.append(
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": b.id, "content": "18C, sunny"}
+                    for b in reply.content
+                    if b.type == "tool_use"
+                ],
+            }
+        )
 
 
 def openai_loop(client: Any, *, streamed: bool = False) -> str:
-    messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": TASK}]
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": TASK},
+    ]
     while True:
         if streamed:
-            with client.chat.completions.stream(model="gpt-4o-mini", messages=messages, tools=[OPENAI_TOOL]) as stream:
+            with client.chat.completions.stream(
+                model="gpt-4o-mini", messages=messages, tools=[OPENAI_TOOL]
+            ) as stream:
                 completion = stream.get_final_completion()
         else:
-            completion = client.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=[OPENAI_TOOL])
+            completion = client.chat.completions.create(
+                model="gpt-4o-mini", messages=messages, tools=[OPENAI_TOOL]
+            )
         choice = completion.choices[0]
         messages.append(choice.message.model_dump(exclude_none=True, exclude={"parsed"}))
         if choice.finish_reason != "tool_calls":
@@ -79,8 +109,9 @@ async def assert_strict_replay(trace: str, tmp_path: Path, output: str) -> None:
 
 
 @pytest.mark.parametrize("streamed", [False, True], ids=["create", "stream"])
-async def test_anthropic_agent_loop_replays_strictly_in_regista(anthropic_client: Any, tmp_path: Path,
-                                                                 streamed: bool) -> None:
+async def test_anthropic_agent_loop_replays_strictly_in_regista(
+    anthropic_client: Any, tmp_path: Path, streamed: bool
+) -> None:
     with llmvcr.recording("agent") as cassette:
         output = anthropic_loop(anthropic_client, streamed=streamed)
     assert len(cassette) == 2
@@ -88,9 +119,17 @@ async def test_anthropic_agent_loop_replays_strictly_in_regista(anthropic_client
         warnings.simplefilter("error", ConversionWarning)
         trace = llmvcr.to_regista_trace(cassette.path, tmp_path / "trace.jsonl")  # from the file on disk
     events = events_of(trace)
-    assert [e["type"] for e in events] == ["session.start", "llm.request", "llm.response", "tool.call",
-                                           "permission.decision", "tool.result", "llm.request", "llm.response",
-                                           "session.end"]
+    assert [e["type"] for e in events] == [
+        "session.start",
+        "llm.request",
+        "llm.response",
+        "tool.call",
+        "permission.decision",
+        "tool.result",
+        "llm.request",
+        "llm.response",
+        "session.end",
+    ]
     assert [e["seq"] for e in events] == list(range(9)) and len({e["session_id"] for e in events}) == 1
     start = events[0]
     assert (start["task"], start["instructions"], start["provider"]) == (TASK, SYSTEM, "anthropic")
@@ -103,7 +142,9 @@ async def test_anthropic_agent_loop_replays_strictly_in_regista(anthropic_client
 
 
 @pytest.mark.parametrize("streamed", [False, True], ids=["create", "stream"])
-async def test_openai_agent_loop_replays_strictly_in_regista(openai_client: Any, tmp_path: Path, streamed: bool) -> None:
+async def test_openai_agent_loop_replays_strictly_in_regista(
+    openai_client: Any, tmp_path: Path, streamed: bool
+) -> None:
     with llmvcr.recording("openai-agent") as cassette:
         output = openai_loop(openai_client, streamed=streamed)
     with warnings.catch_warnings():
@@ -119,14 +160,20 @@ async def test_openai_agent_loop_replays_strictly_in_regista(openai_client: Any,
 
 def test_request_hash_is_regista_own(anthropic_client: Any, tmp_path: Path) -> None:
     # The documented example of regista's canonical form, then every request of a converted loop.
-    minimal = ModelRequest.model_validate({"model": "m", "messages": [{"role": "user", "content": [
-        {"type": "text", "text": "hi"}]}]})
-    assert canonical_hash(minimal.model_dump(mode="json")) == minimal.request_hash() == \
-        "141d77bea168deca47a95a8937efdb4b596b16df44f7e5fa635167d901f18031"
+    minimal = ModelRequest.model_validate(
+        {"model": "m", "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]}
+    )
+    assert (
+        canonical_hash(minimal.model_dump(mode="json"))
+        == minimal.request_hash()
+        == "141d77bea168deca47a95a8937efdb4b596b16df44f7e5fa635167d901f18031"
+    )
     with llmvcr.recording("agent") as cassette:
         anthropic_loop(anthropic_client)
     trace = llmvcr.to_regista_trace(cassette, tmp_path)  # a folder: <session_id>.jsonl inside it
-    assert Path(trace).parent == tmp_path and Path(trace).name.endswith(".jsonl") and len(Path(trace).stem) == 26
+    assert (
+        Path(trace).parent == tmp_path and Path(trace).name.endswith(".jsonl") and len(Path(trace).stem) == 26
+    )
     loaded = Trace.load(trace)
     for request, _ in loaded.llm_calls():
         model = ModelRequest.model_validate(request.request)
@@ -135,11 +182,16 @@ def test_request_hash_is_regista_own(anthropic_client: Any, tmp_path: Path) -> N
     assert loaded.summary().tool_calls == 1 and loaded.end is not None and loaded.end.turns == 2
 
 
-def test_a_cassette_that_is_not_one_conversation_still_loads_and_warns(anthropic_client: Any, openai_client: Any,
-                                                                      tmp_path: Path) -> None:
+def test_a_cassette_that_is_not_one_conversation_still_loads_and_warns(
+    anthropic_client: Any, openai_client: Any, tmp_path: Path
+) -> None:
     with llmvcr.recording("mixed") as cassette:
-        anthropic_client.messages.create(model="claude-test", max_tokens=32, messages=[{"role": "user", "content": "one"}])
-        anthropic_client.messages.create(model="claude-test", max_tokens=32, messages=[{"role": "user", "content": "two"}])
+        anthropic_client.messages.create(
+            model="claude-test", max_tokens=32, messages=[{"role": "user", "content": "one"}]
+        )
+        anthropic_client.messages.create(
+            model="claude-test", max_tokens=32, messages=[{"role": "user", "content": "two"}]
+        )
         openai_client.embeddings.create(model="text-embedding-test", input="three")
     with pytest.warns(ConversionWarning) as caught:
         trace = llmvcr.to_regista_trace(cassette, tmp_path / "mixed.jsonl")
@@ -154,8 +206,16 @@ def test_a_retried_failure_is_an_error_event_and_still_replays(anthropic_client:
     with llmvcr.recording("agent") as recorded:
         output = anthropic_loop(anthropic_client)
     first = recorded.entry(0)
-    failed = Entry(first.provider, first.request, Response(429, {"content-type": "application/json"}, body={
-        "type": "error", "error": {"type": "rate_limit_error", "message": "Rate limit exceeded"}}), first.request_hash)
+    failed = Entry(
+        first.provider,
+        first.request,
+        Response(
+            429,
+            {"content-type": "application/json"},
+            body={"type": "error", "error": {"type": "rate_limit_error", "message": "Rate limit exceeded"}},
+        ),
+        first.request_hash,
+    )
     cassette = Cassette()
     for entry in (failed, *recorded.entries):
         cassette.append(entry)
@@ -163,7 +223,11 @@ def test_a_retried_failure_is_an_error_event_and_still_replays(anthropic_client:
         warnings.simplefilter("error", ConversionWarning)
         trace = llmvcr.to_regista_trace(cassette, tmp_path / "retried.jsonl")
     error = events_of(trace)[1]
-    assert error["type"] == "error" and error["retried"] is True and "429: Rate limit exceeded" in error["message"]
+    assert (
+        error["type"] == "error"
+        and error["retried"] is True
+        and "429: Rate limit exceeded" in error["message"]
+    )
     import asyncio
 
     asyncio.run(assert_strict_replay(trace, tmp_path, output))
@@ -171,8 +235,9 @@ def test_a_retried_failure_is_an_error_event_and_still_replays(anthropic_client:
 
 def test_a_final_failure_ends_the_session_in_error(anthropic_client: Any, tmp_path: Path) -> None:
     with llmvcr.recording("fails") as cassette, pytest.raises(anthropic.RateLimitError):
-        anthropic_client.messages.create(model="claude-test", max_tokens=32,
-                                         messages=[{"role": "user", "content": "__status_429__"}])
+        anthropic_client.messages.create(
+            model="claude-test", max_tokens=32, messages=[{"role": "user", "content": "__status_429__"}]
+        )
     trace = llmvcr.to_regista_trace(cassette, tmp_path / "fails.jsonl")
     types = [e["type"] for e in events_of(trace)]
     assert types == ["session.start", "llm.request", "error", "session.end"]
@@ -196,8 +261,9 @@ def weather_agent(server: Any, trace_dir: Path) -> regista.Agent:
     return regista.Agent(provider=provider, instructions=SYSTEM, tools=[get_weather], trace_dir=trace_dir)
 
 
-async def test_a_trace_regista_wrote_replays_through_the_anthropic_sdk(server: Any, tmp_path: Path,
-                                                                       anthropic_client: Any, request: Any) -> None:
+async def test_a_trace_regista_wrote_replays_through_the_anthropic_sdk(
+    server: Any, tmp_path: Path, anthropic_client: Any, request: Any
+) -> None:
     original = await weather_agent(server, tmp_path / "traces").run(TASK)
     assert original.stop_reason == "completed" and original.turns == 2
     cassette = llmvcr.from_regista_trace(original.trace_path)
@@ -226,7 +292,9 @@ async def test_a_trace_regista_wrote_replays_through_the_anthropic_sdk(server: A
     replayed = await regista.replay(original.trace_path, trace_dir=tmp_path / "replays")
     from_replay = llmvcr.from_regista_trace(replayed.trace_path)
     assert from_replay.metadata["regista"]["replay_of"] == original.session_id
-    assert [(e.request, e.response) for e in from_replay.entries] == [(e.request, e.response) for e in cassette.entries]
+    assert [(e.request, e.response) for e in from_replay.entries] == [
+        (e.request, e.response) for e in cassette.entries
+    ]
 
 
 async def test_a_trace_as_streamed_calls(server: Any, tmp_path: Path, request: Any) -> None:
@@ -261,7 +329,9 @@ def test_trace_round_trip_keeps_every_request_and_the_seed(anthropic_client: Any
     cassette.metadata["ticket"] = "BUG-427"
     first = llmvcr.to_regista_trace(cassette, tmp_path / "first.jsonl")
     start = events_of(first)[0]
-    assert start["llmvcr"]["seed"] == "bug-repro-#427" and start["llmvcr"]["metadata"] == {"ticket": "BUG-427"}
+    assert start["llmvcr"]["seed"] == "bug-repro-#427" and start["llmvcr"]["metadata"] == {
+        "ticket": "BUG-427"
+    }
     assert start["llmvcr"]["recorded_with"]["anthropic"] == cassette.recorded_with["anthropic"]
     assert Trace.load(first).start.task == TASK  # regista's loader takes the extra key in its stride
     back = llmvcr.from_regista_trace(first)
@@ -270,8 +340,9 @@ def test_trace_round_trip_keeps_every_request_and_the_seed(anthropic_client: Any
     second = llmvcr.to_regista_trace(back, tmp_path / "second.jsonl")
     assert hashes(second) == hashes(first)
     strip = {"session_id", "ts", "regista_version", "latency_ms", "cost_usd", "wall_time_ms", "llmvcr"}
-    assert [{k: v for k, v in e.items() if k not in strip} for e in events_of(second)] == \
-           [{k: v for k, v in e.items() if k not in strip} for e in events_of(first)]
+    assert [{k: v for k, v in e.items() if k not in strip} for e in events_of(second)] == [
+        {k: v for k, v in e.items() if k not in strip} for e in events_of(first)
+    ]
     assert events_of(second)[0]["llmvcr"]["seed"] == "bug-repro-#427"
 
 

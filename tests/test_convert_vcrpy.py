@@ -18,8 +18,11 @@ from llmvcr.convert import ConversionWarning
 from llmvcr.matching import default_request_hash
 
 USER = [{"role": "user", "content": "hello there"}]
-TOOL = {"name": "get_weather", "description": "Weather for a city",
-        "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}
+TOOL = {
+    "name": "get_weather",
+    "description": "Weather for a city",
+    "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+}
 
 
 def dump(value: Any) -> Any:
@@ -29,13 +32,22 @@ def dump(value: Any) -> Any:
 def calls(a: Any, o: Any) -> list[Any]:
     """A bit of everything: JSON and SSE bodies, tools, helpers, both SDKs, an error, embeddings."""
     out: list[Any] = [dump(a.messages.create(model="claude-test", max_tokens=64, messages=USER))]
-    out.append([dump(e) for e in a.messages.create(model="claude-test", max_tokens=64, messages=USER, stream=True)])
-    with a.messages.stream(model="claude-test", max_tokens=64, messages=[{"role": "user", "content": "weather?"}],
-                           tools=[TOOL]) as stream:
+    out.append(
+        [dump(e) for e in a.messages.create(model="claude-test", max_tokens=64, messages=USER, stream=True)]
+    )
+    with a.messages.stream(
+        model="claude-test", max_tokens=64, messages=[{"role": "user", "content": "weather?"}], tools=[TOOL]
+    ) as stream:
         out.append(dump(stream.get_final_message()))
     out.append(dump(o.chat.completions.create(model="gpt-test", messages=USER)))
-    out.append([dump(c) for c in o.chat.completions.create(model="gpt-test", messages=USER, stream=True,
-                                                            stream_options={"include_usage": True})])
+    out.append(
+        [
+            dump(c)
+            for c in o.chat.completions.create(
+                model="gpt-test", messages=USER, stream=True, stream_options={"include_usage": True}
+            )
+        ]
+    )
     out.append(dump(o.responses.create(model="gpt-test", input="hello responses")))
     out.append(dump(o.embeddings.create(model="text-embedding-test", input=["one", "two"])))
     with pytest.raises(Exception) as info:
@@ -49,7 +61,9 @@ def record_with_vcrpy(path: Path, a: Any, o: Any, **config: Any) -> list[Any]:
         return calls(a, o)
 
 
-def replay_offline(converted: llmvcr.Cassette, path: Path, a: Any, o: Any, request: Any, server: Any) -> list[Any]:
+def replay_offline(
+    converted: llmvcr.Cassette, path: Path, a: Any, o: Any, request: Any, server: Any
+) -> list[Any]:
     llmvcr.save_cassette(path, converted)
     before = server.request_count
     blocked = request.getfixturevalue("no_network")
@@ -59,8 +73,9 @@ def replay_offline(converted: llmvcr.Cassette, path: Path, a: Any, o: Any, reque
     return again
 
 
-def test_a_vcrpy_cassette_replays_through_llmvcr(tmp_path: Path, anthropic_client: Any, openai_client: Any,
-                                                 request: Any, server: Any) -> None:
+def test_a_vcrpy_cassette_replays_through_llmvcr(
+    tmp_path: Path, anthropic_client: Any, openai_client: Any, request: Any, server: Any
+) -> None:
     source = tmp_path / "vcr" / "test_chat.yaml"
     live = record_with_vcrpy(source, anthropic_client, openai_client)
     text = source.read_text()
@@ -69,10 +84,13 @@ def test_a_vcrpy_cassette_replays_through_llmvcr(tmp_path: Path, anthropic_clien
     assert len(converted) == 8
     assert [e.provider for e in converted.entries] == ["anthropic"] * 3 + ["openai"] * 5
     assert converted.recorded_with["anthropic"] and converted.recorded_with["openai"]
-    assert converted.metadata == {"converted_from": {"format": "vcrpy", "file": "test_chat.yaml"}}  # no local path
+    assert converted.metadata == {
+        "converted_from": {"format": "vcrpy", "file": "test_chat.yaml"}
+    }  # no local path
     first = converted.entry(0)
-    assert first.request.path == "/v1/messages" and first.request.headers == {"anthropic-version": first.request.headers[
-        "anthropic-version"]}
+    assert first.request.path == "/v1/messages" and first.request.headers == {
+        "anthropic-version": first.request.headers["anthropic-version"]
+    }
     assert first.request_hash == default_request_hash(first.request.normalised())
     assert converted.entry(1).response.stream[0]["event"] == "message_start"
     assert converted.entry(4).response.stream[-1]["data"] == "[DONE]"
@@ -101,8 +119,9 @@ def _compress(document: dict[str, Any], how: str) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("how", ["gzip", "bytes", "base64"])
-def test_compressed_and_binary_bodies(tmp_path: Path, anthropic_client: Any, openai_client: Any, how: str,
-                                      request: Any, server: Any) -> None:
+def test_compressed_and_binary_bodies(
+    tmp_path: Path, anthropic_client: Any, openai_client: Any, how: str, request: Any, server: Any
+) -> None:
     source = tmp_path / "plain.yaml"
     live = record_with_vcrpy(source, anthropic_client, openai_client)
     document = yaml.load(source.read_text(), Loader=yaml.SafeLoader)
@@ -111,26 +130,59 @@ def test_compressed_and_binary_bodies(tmp_path: Path, anthropic_client: Any, ope
     if how != "base64":
         assert "!!binary" in variant.read_text()
     plain, converted = llmvcr.from_vcrpy(source), llmvcr.from_vcrpy(variant)
-    assert [(e.request, e.response) for e in converted.entries] == [(e.request, e.response) for e in plain.entries]
-    assert replay_offline(converted, tmp_path / "out.yaml", anthropic_client, openai_client, request, server) == live
+    assert [(e.request, e.response) for e in converted.entries] == [
+        (e.request, e.response) for e in plain.entries
+    ]
+    assert (
+        replay_offline(converted, tmp_path / "out.yaml", anthropic_client, openai_client, request, server)
+        == live
+    )
 
 
-def test_vcrpy_json_serializer_and_decoded_responses(tmp_path: Path, anthropic_client: Any, openai_client: Any,
-                                                     request: Any, server: Any) -> None:
+def test_vcrpy_json_serializer_and_decoded_responses(
+    tmp_path: Path, anthropic_client: Any, openai_client: Any, request: Any, server: Any
+) -> None:
     source = tmp_path / "cassette.json"
-    live = record_with_vcrpy(source, anthropic_client, openai_client, serializer="json",
-                             decode_compressed_response=True, filter_headers=["authorization", "x-api-key"])
+    live = record_with_vcrpy(
+        source,
+        anthropic_client,
+        openai_client,
+        serializer="json",
+        decode_compressed_response=True,
+        filter_headers=["authorization", "x-api-key"],
+    )
     assert json.loads(source.read_text())["interactions"]
     converted = llmvcr.from_vcrpy(source)
-    assert replay_offline(converted, tmp_path / "out.json", anthropic_client, openai_client, request, server) == live
+    assert (
+        replay_offline(converted, tmp_path / "out.json", anthropic_client, openai_client, request, server)
+        == live
+    )
 
 
 def test_other_hosts_are_left_out_and_bad_files_named(tmp_path: Path) -> None:
     source = tmp_path / "mixed.yaml"
-    source.write_text(yaml.dump({"version": 1, "interactions": [{
-        "request": {"method": "GET", "uri": "https://example.com/health?x=1", "body": None, "headers": {}},
-        "response": {"status": {"code": 200, "message": "OK"}, "headers": {}, "body": {"string": "ok"}},
-    }]}))
+    source.write_text(
+        yaml.dump(
+            {
+                "version": 1,
+                "interactions": [
+                    {
+                        "request": {
+                            "method": "GET",
+                            "uri": "https://example.com/health?x=1",
+                            "body": None,
+                            "headers": {},
+                        },
+                        "response": {
+                            "status": {"code": 200, "message": "OK"},
+                            "headers": {},
+                            "body": {"string": "ok"},
+                        },
+                    }
+                ],
+            }
+        )
+    )
     with pytest.warns(ConversionWarning, match="example.com/health.*left out"):
         assert len(llmvcr.from_vcrpy(source)) == 0
     source.write_text("entries: []\n")

@@ -10,7 +10,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_demo_replays_shipped_cassettes_offline() -> None:
-    run = subprocess.run([sys.executable, "-m", "llmvcr.demo"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-m", "llmvcr.demo"], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
     assert run.returncode == 0, run.stderr
     assert "The tool said: 18C and sunny" in run.stdout
     assert "Echo: Say hello to llmvcr" in run.stdout

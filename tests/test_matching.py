@@ -16,7 +16,9 @@ def req(body: Any, method: str = "POST", path: str = "/v1/messages") -> dict[str
 
 
 def test_canonical_json_sorts_and_compacts() -> None:
-    assert canonical_json({"b": 1, "a": {"d": "é", "c": [1, 2]}}) == '{"a":{"c":[1,2],"d":"é"},"b":1}'.encode()
+    assert (
+        canonical_json({"b": 1, "a": {"d": "é", "c": [1, 2]}}) == '{"a":{"c":[1,2],"d":"é"},"b":1}'.encode()
+    )
     assert canonical_json({"big": 2**70}) == b'{"big":1180591620717411303424}'
 
 
@@ -28,12 +30,34 @@ def test_default_hash_ignores_key_order_only() -> None:
     assert a == b != c and a.startswith("sha256:")
 
 
-@pytest.mark.parametrize("name", ["method", "path", "body", "model", "messages", "system", "tools", "params",
-                                  "last_user_message", "stream"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "method",
+        "path",
+        "body",
+        "model",
+        "messages",
+        "system",
+        "tools",
+        "params",
+        "last_user_message",
+        "stream",
+    ],
+)
 def test_each_builtin_matcher_sees_only_its_part(name: str) -> None:
-    base = {"model": "m", "system": "s", "tools": [{"name": "t"}], "max_tokens": 5, "stream": True,
-            "messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"},
-                         {"role": "user", "content": "c"}]}
+    base = {
+        "model": "m",
+        "system": "s",
+        "tools": [{"name": "t"}],
+        "max_tokens": 5,
+        "stream": True,
+        "messages": [
+            {"role": "user", "content": "a"},
+            {"role": "assistant", "content": "b"},
+            {"role": "user", "content": "c"},
+        ],
+    }
     f = Fingerprinter((name,))
     changes = {
         "method": (req(base, method="GET"), True),
@@ -66,7 +90,9 @@ def test_custom_and_registered_matchers() -> None:
         return r["body"].get("temperature")
 
     f = Fingerprinter(("model", temperature))
-    assert f.request_hash(req({"model": "m", "temperature": 0})) != f.request_hash(req({"model": "m", "temperature": 1}))
+    assert f.request_hash(req({"model": "m", "temperature": 0})) != f.request_hash(
+        req({"model": "m", "temperature": 1})
+    )
     llmvcr.register_matcher("first_word", lambda r: str(r["body"].get("prompt", "")).split(" ")[0])
     g = Fingerprinter(("first_word",))
     assert g.request_hash(req({"prompt": "hello a"})) == g.request_hash(req({"prompt": "hello b"}))
@@ -76,10 +102,19 @@ def test_custom_and_registered_matchers() -> None:
 
 def test_ignore_paths_with_wildcards() -> None:
     f = Fingerprinter(ignore=("metadata.user_id", "messages[*].content[*].cache_control"))
-    a = {"metadata": {"user_id": "u1", "k": 1},
-         "messages": [{"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}]}]}
-    b = {"metadata": {"user_id": "u2", "k": 1},
-         "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]}
+    a = {
+        "metadata": {"user_id": "u1", "k": 1},
+        "messages": [
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}],
+            }
+        ],
+    }
+    b = {
+        "metadata": {"user_id": "u2", "k": 1},
+        "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}],
+    }
     c = {**b, "metadata": {"user_id": "u2", "k": 2}}
     assert f.request_hash(req(a)) == f.request_hash(req(b)) != f.request_hash(req(c))
     assert parse_path("a[0].b[*]") == ["a", 0, "b", "*"]
@@ -91,10 +126,12 @@ def test_ignore_paths_with_wildcards() -> None:
 def test_placeholders_make_volatile_text_match() -> None:
     date = llmvcr.placeholder(r"\d{4}-\d{2}-\d{2}", "date")
     f = Fingerprinter(placeholders=[date])
-    assert f.request_hash(req({"messages": [{"role": "user", "content": "Today is 2026-12-02"}]})) == \
-        f.request_hash(req({"messages": [{"role": "user", "content": "Today is 2027-01-05"}]}))
-    assert f.request_hash(req({"messages": [{"role": "user", "content": "Today is 2026-12-02"}]})) != \
-        f.request_hash(req({"messages": [{"role": "user", "content": "Yesterday was 2026-12-02"}]}))
+    assert f.request_hash(
+        req({"messages": [{"role": "user", "content": "Today is 2026-12-02"}]})
+    ) == f.request_hash(req({"messages": [{"role": "user", "content": "Today is 2027-01-05"}]}))
+    assert f.request_hash(
+        req({"messages": [{"role": "user", "content": "Today is 2026-12-02"}]})
+    ) != f.request_hash(req({"messages": [{"role": "user", "content": "Yesterday was 2026-12-02"}]}))
     llmvcr.matching.clear_placeholders()
 
 
@@ -103,24 +140,38 @@ def test_a_prompt_with_todays_date_replays_tomorrow(anthropic_client: Any) -> No
     today = datetime.date(2026, 12, 2)
 
     def ask(day: datetime.date) -> str:
-        return anthropic_client.messages.create(
-            model="claude-test", max_tokens=16,
-            messages=[{"role": "user", "content": f"Today is {day.isoformat()}. Plan my day."}]).content[0].text
+        return (
+            anthropic_client.messages.create(
+                model="claude-test",
+                max_tokens=16,
+                messages=[{"role": "user", "content": f"Today is {day.isoformat()}. Plan my day."}],
+            )
+            .content[0]
+            .text
+        )
 
     with llmvcr.recording("dated", placeholders=[date]):
         recorded = ask(today)
     with llmvcr.recording("dated", placeholders=[date], record_mode="none"):
         assert ask(today + datetime.timedelta(days=1)) == recorded  # the recorded answer, not a new one
     llmvcr.matching.clear_placeholders()  # without the placeholder, tomorrow's prompt is a new request
-    with llmvcr.recording("dated", record_mode="none"):
-        with pytest.raises(llmvcr.ReplayDivergence):
-            ask(today + datetime.timedelta(days=1))
+    with llmvcr.recording("dated", record_mode="none"), pytest.raises(llmvcr.ReplayDivergence):
+        ask(today + datetime.timedelta(days=1))
     llmvcr.matching.clear_placeholders()
 
 
-BASE = {"model": "m", "system": "s", "tools": [{"name": "t"}], "max_tokens": 5, "stream": True,
-        "messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"},
-                     {"role": "user", "content": "c"}]}
+BASE = {
+    "model": "m",
+    "system": "s",
+    "tools": [{"name": "t"}],
+    "max_tokens": 5,
+    "stream": True,
+    "messages": [
+        {"role": "user", "content": "a"},
+        {"role": "assistant", "content": "b"},
+        {"role": "user", "content": "c"},
+    ],
+}
 
 
 def _with(**changes: Any) -> dict[str, Any]:
@@ -139,8 +190,10 @@ INSIDE_OUTSIDE: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "system": (req(_with(system="t")), req(_with(model="n", messages=BASE["messages"][:1]))),
     "tools": (req(_with(tools=[])), req(_with(model="n", system="t"))),
     "params": (req(_with(max_tokens=6)), req(_with(system="t", tools=[], messages=BASE["messages"][:1]))),
-    "last_user_message": (req(_with(messages=BASE["messages"][:2] + [{"role": "user", "content": "d"}])),
-                          req(_with(model="n", messages=[{"role": "user", "content": "c"}]))),
+    "last_user_message": (
+        req(_with(messages=[*BASE["messages"][:2], {"role": "user", "content": "d"}])),
+        req(_with(model="n", messages=[{"role": "user", "content": "c"}])),
+    ),
     "stream": (req(_with(stream=False)), req(_with(model="n", max_tokens=6))),
 }
 
@@ -154,18 +207,29 @@ def test_each_builtin_matcher_changes_inside_and_not_outside(name: str) -> None:
 
 
 def test_every_documented_builtin_is_tested() -> None:
-    assert set(INSIDE_OUTSIDE) == set(BUILTIN_MATCHERS) - {"first_word", "temperature"}  # two registered by tests
+    assert set(INSIDE_OUTSIDE) == set(BUILTIN_MATCHERS) - {
+        "first_word",
+        "temperature",
+    }  # two registered by tests
 
 
 def test_system_and_messages_read_openai_and_responses_shapes() -> None:
     system, messages = BUILTIN_MATCHERS["system"], BUILTIN_MATCHERS["messages"]
-    chat = req({"messages": [{"role": "system", "content": "be brief"}, {"role": "developer", "content": "no emoji"},
-                             {"role": "user", "content": "hi"}]})
+    chat = req(
+        {
+            "messages": [
+                {"role": "system", "content": "be brief"},
+                {"role": "developer", "content": "no emoji"},
+                {"role": "user", "content": "hi"},
+            ]
+        }
+    )
     assert system(chat) == ["be brief", "no emoji"]
     assert messages(chat) == [{"role": "user", "content": "hi"}]  # system/developer turns are not 'messages'
     responses = req({"instructions": "be brief", "input": "hi"}, path="/v1/responses")
     assert system(responses) == "be brief" and messages(responses) == "hi"
     assert BUILTIN_MATCHERS["params"](responses) == {}
     f = Fingerprinter(("system",))
-    assert f.request_hash(chat) != f.request_hash(req({"messages": [{"role": "system", "content": "be long"},
-                                                                    {"role": "user", "content": "hi"}]}))
+    assert f.request_hash(chat) != f.request_hash(
+        req({"messages": [{"role": "system", "content": "be long"}, {"role": "user", "content": "hi"}]})
+    )

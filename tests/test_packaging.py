@@ -49,6 +49,8 @@ def test_supported_range_is_the_same_in_pyproject_readme_and_tox() -> None:
     tox.read(ROOT / "tox.ini")
     envs = {e.strip() for e in tox["tox"]["env_list"].split(",")}
     assert {"py310", "py311", "py312", "py313", "sdk-oldest", "sdk-newest"} <= envs
-    pins = dict(line.strip().split("==") for line in tox["testenv:sdk-oldest"]["deps"].split("\n") if "==" in line)
+    pins = dict(
+        line.strip().split("==") for line in tox["testenv:sdk-oldest"]["deps"].split("\n") if "==" in line
+    )
     assert pins == {sdk: low + ".0" if low.count(".") == 1 else low for sdk, (low, _) in lower.items()}
-    assert f"python_requires" not in PROJECT and PROJECT["requires-python"] == ">=3.10"
+    assert "python_requires" not in PROJECT and PROJECT["requires-python"] == ">=3.10"

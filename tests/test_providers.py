@@ -9,9 +9,9 @@ import time
 from typing import Any
 
 import pytest
+import userlib
 
 import llmvcr
-import userlib
 from llmvcr.providers import Provider, registered, unregister_provider
 
 
@@ -22,7 +22,9 @@ def test_builtin_providers_follow_the_protocol() -> None:
 
 
 def test_patch_function_records_and_replays_every_shape(cassette_dir: Any) -> None:
-    providers = [llmvcr.patch_function(f"userlib:Gateway.{m}") for m in ("complete", "acomplete", "words", "broken")]
+    providers = [
+        llmvcr.patch_function(f"userlib:Gateway.{m}") for m in ("complete", "acomplete", "words", "broken")
+    ]
     providers.append(llmvcr.patch_function("userlib:stream_tokens"))
     try:
         gateway = userlib.Gateway()
@@ -31,8 +33,12 @@ def test_patch_function_records_and_replays_every_shape(cassette_dir: Any) -> No
             return [item async for item in userlib.stream_tokens("one two three")]
 
         def run() -> list[Any]:
-            out: list[Any] = [gateway.complete("hi"), asyncio.run(gateway.acomplete("async")),
-                              list(gateway.words("a b c")), asyncio.run(agen())]
+            out: list[Any] = [
+                gateway.complete("hi"),
+                asyncio.run(gateway.acomplete("async")),
+                list(gateway.words("a b c")),
+                asyncio.run(agen()),
+            ]
             with pytest.raises(ValueError, match="bad prompt 'x'"):
                 gateway.broken("x")
             return out
@@ -58,13 +64,20 @@ def test_patch_function_records_and_replays_every_shape(cassette_dir: Any) -> No
 
 
 def _groq_run(client: Any) -> Any:
-    reply = client.chat.completions.create(model="llama-test", messages=[{"role": "user", "content": "hi groq"}])
-    chunks = list(client.chat.completions.create(model="llama-test", messages=[{"role": "user", "content": "s"}],
-                                                 stream=True))
+    reply = client.chat.completions.create(
+        model="llama-test", messages=[{"role": "user", "content": "hi groq"}]
+    )
+    chunks = list(
+        client.chat.completions.create(
+            model="llama-test", messages=[{"role": "user", "content": "s"}], stream=True
+        )
+    )
     return [reply.model_dump(), [c.model_dump() for c in chunks]]
 
 
-def test_a_third_stainless_sdk_through_the_shared_adapter(server: Any, cassette_dir: Any, request: Any) -> None:
+def test_a_third_stainless_sdk_through_the_shared_adapter(
+    server: Any, cassette_dir: Any, request: Any
+) -> None:
     import groq  # a test dependency: Stainless-generated, on legacy httpx
 
     llmvcr.register_provider("stainless:groq")
@@ -83,7 +96,9 @@ def test_a_third_stainless_sdk_through_the_shared_adapter(server: Any, cassette_
         assert server.request_count == before and attempts == []
         with llmvcr.recording("groq", record_mode="none"):
             with pytest.raises(llmvcr.ReplayDivergence):  # surfaces unwrapped through groq's funnel too
-                client.chat.completions.create(model="llama-test", messages=[{"role": "user", "content": "new"}])
+                client.chat.completions.create(
+                    model="llama-test", messages=[{"role": "user", "content": "new"}]
+                )
     finally:
         unregister_provider("groq")
 
@@ -109,7 +124,9 @@ def test_patch_function_on_a_real_sdk_method(server: Any, cassette_dir: Any, req
 
     def run() -> list[Any]:
         sync = client.chat.complete(model="mistral-small-latest", messages=ask)
-        other = asyncio.run(client.chat.complete_async(model="mistral-small-latest", messages=ask, temperature=0.2))
+        other = asyncio.run(
+            client.chat.complete_async(model="mistral-small-latest", messages=ask, temperature=0.2)
+        )
         return [sync, other]
 
     try:
@@ -126,7 +143,9 @@ def test_patch_function_on_a_real_sdk_method(server: Any, cassette_dir: Any, req
             again = run()
         assert server.request_count == before and attempts == []
         assert all(isinstance(r, ChatCompletionResponse) for r in again)
-        assert [r.model_dump() for r in again] == [r.model_dump() for r in live]  # the #n counter came back too
+        assert [r.model_dump() for r in again] == [
+            r.model_dump() for r in live
+        ]  # the #n counter came back too
         written = b"".join(p.read_bytes() for p in cassette_dir.rglob("*.yaml"))
         assert b"SENTINEL" not in written
     finally:
@@ -149,17 +168,24 @@ def mistral_provider() -> Any:
 def _mistral_http_run(client: Any) -> list[Any]:
     from mistralai.client import errors
 
-    reply = client.chat.complete(model="mistral-small-latest", messages=[{"role": "user", "content": "salut"}])
-    with client.chat.stream(model="mistral-small-latest", messages=[{"role": "user", "content": "a b c"}]) as events:
+    reply = client.chat.complete(
+        model="mistral-small-latest", messages=[{"role": "user", "content": "salut"}]
+    )
+    with client.chat.stream(
+        model="mistral-small-latest", messages=[{"role": "user", "content": "a b c"}]
+    ) as events:
         deltas = [e.data.choices[0].delta.content for e in events]
     with pytest.raises(errors.SDKError) as failure:
-        client.chat.complete(model="mistral-small-latest", messages=[{"role": "user", "content": "__status_429__"}])
+        client.chat.complete(
+            model="mistral-small-latest", messages=[{"role": "user", "content": "__status_429__"}]
+        )
     # the body text as parsed: replay serves JSON bodies re-serialised (compact), not byte for byte
     return [reply.model_dump(), deltas, failure.value.status_code, json.loads(failure.value.body)]
 
 
-def test_the_readme_adapter_records_and_replays_mistral_http(server: Any, cassette_dir: Any, request: Any,
-                                                             mistral_provider: Any) -> None:
+def test_the_readme_adapter_records_and_replays_mistral_http(
+    server: Any, cassette_dir: Any, request: Any, mistral_provider: Any
+) -> None:
     from pathlib import Path
 
     client = _mistral(server)
@@ -192,10 +218,12 @@ async def test_the_readme_adapter_async(server: Any, mistral_provider: Any, requ
     client = _mistral(server)
 
     async def run() -> list[Any]:
-        reply = await client.chat.complete_async(model="mistral-small-latest",
-                                                 messages=[{"role": "user", "content": "async salut"}])
-        events = await client.chat.stream_async(model="mistral-small-latest",
-                                                messages=[{"role": "user", "content": "x y"}])
+        reply = await client.chat.complete_async(
+            model="mistral-small-latest", messages=[{"role": "user", "content": "async salut"}]
+        )
+        events = await client.chat.stream_async(
+            model="mistral-small-latest", messages=[{"role": "user", "content": "x y"}]
+        )
         return [reply.model_dump(), [e.data.model_dump() async for e in events]]
 
     with llmvcr.recording("mistral-async"):
@@ -222,8 +250,12 @@ def ws_server() -> Any:
 def _ws_clients(ws_server: Any) -> tuple[Any, Any]:
     import openai
 
-    kw = {"api_key": "sk-proj-SENTINEL-openai-key-0123456789abcdef", "base_url": "http://127.0.0.1:9/v1",
-          "websocket_base_url": ws_server.url + "/v1", "max_retries": 0}
+    kw = {
+        "api_key": "sk-proj-SENTINEL-openai-key-0123456789abcdef",
+        "base_url": "http://127.0.0.1:9/v1",
+        "websocket_base_url": ws_server.url + "/v1",
+        "max_retries": 0,
+    }
     return openai.OpenAI(**kw), openai.AsyncOpenAI(**kw)
 
 
@@ -253,7 +285,12 @@ def _ws_conversation(client: Any) -> list[Any]:
             for event in conn:
                 dropped.append(event.type)
     error = closed.value
-    return [[e.model_dump() for e in first], text, dropped, (type(error).__name__, error.rcvd.code, error.rcvd.reason)]
+    return [
+        [e.model_dump() for e in first],
+        text,
+        dropped,
+        (type(error).__name__, error.rcvd.code, error.rcvd.reason),
+    ]
 
 
 def test_responses_websocket_records_and_replays(ws_server: Any, cassette_dir: Any, request: Any) -> None:
@@ -279,19 +316,17 @@ def test_responses_websocket_records_and_replays(ws_server: Any, cassette_dir: A
     with llmvcr.recording("ws", record_mode="none") as replay:
         assert _ws_conversation(client) == live
         assert replay.unplayed == []
-    with llmvcr.recording("ws", record_mode="none"):
-        with client.responses.connect() as conn:
-            with pytest.raises(llmvcr.ReplayDivergence, match="request.body.input"):
-                conn.response.create(model="gpt-test", input="something new")
-    with llmvcr.recording("ws", record_mode="none"):
-        with client.responses.connect() as conn:
-            conn.response.create(model="gpt-test", input="hello socket")
-            events = [conn.recv() for _ in range(len(first))]
-            assert events[-1].type == "response.completed"
-            from llmvcr.providers.openai_ws import ReplayExhausted
+    with llmvcr.recording("ws", record_mode="none"), client.responses.connect() as conn:
+        with pytest.raises(llmvcr.ReplayDivergence, match="request.body.input"):
+            conn.response.create(model="gpt-test", input="something new")
+    with llmvcr.recording("ws", record_mode="none"), client.responses.connect() as conn:
+        conn.response.create(model="gpt-test", input="hello socket")
+        events = [conn.recv() for _ in range(len(first))]
+        assert events[-1].type == "response.completed"
+        from llmvcr.providers.openai_ws import ReplayExhausted
 
-            with pytest.raises(ReplayExhausted):  # live would wait for ever; replay says so at once
-                conn.recv()
+        with pytest.raises(ReplayExhausted):  # live would wait for ever; replay says so at once
+            conn.recv()
     assert ws_server.message_count == before and attempts == []
     assert not hasattr(ResponsesConnectionManager.__dict__["_connect_ws"], "__wrapped__")
 

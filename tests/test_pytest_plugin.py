@@ -11,7 +11,7 @@ import pytest
 import llmvcr
 from llmvcr.pytest_plugin import cassette_name
 
-HEADER = '''
+HEADER = """
 import os, anthropic, pytest, llmvcr
 URL = os.environ["LLM_URL"]
 
@@ -19,7 +19,7 @@ def ask(text, client=None):
     client = client or anthropic.Anthropic(api_key="sk-ant-inner-test-key-000", base_url=URL, max_retries=0)
     return client.messages.create(model="claude-sonnet-4-5", max_tokens=16,
                                   messages=[{"role": "user", "content": text}]).content[0].text
-'''
+"""
 
 
 @pytest.fixture
@@ -34,7 +34,9 @@ def run(p: pytest.Pytester, *args: str) -> pytest.RunResult:
 
 
 def test_marker_records_then_replays_offline(inner: pytest.Pytester, server: Any) -> None:
-    inner.makepyfile(test_chat=HEADER + '''
+    inner.makepyfile(
+        test_chat=HEADER
+        + """
 @pytest.mark.llmvcr
 def test_one():
     assert ask("hello") == "Echo: hello"
@@ -44,7 +46,8 @@ def test_one():
 def test_param(word, llmvcr_cassette):
     assert ask(word) == "Echo: " + word
     assert llmvcr_cassette.seed == "bug-427"
-''')
+"""
+    )
     first = run(inner)
     first.assert_outcomes(passed=3)
     assert (inner.path / "cassettes" / "test_chat" / "test_one.yaml").exists()
@@ -55,48 +58,64 @@ def test_param(word, llmvcr_cassette):
     second = run(inner, "--llmvcr-record-mode=none", "-v")
     second.assert_outcomes(passed=3)
     assert server.request_count == before
-    second.stdout.fnmatch_lines(["llmvcr: 3 LLM calls replayed, 0 recorded, 0 cassettes written, 0 unplayed entries;"
-                                 " replay saved * tokens ($0.0*", "*test_one: 1 replayed*"])
+    second.stdout.fnmatch_lines(
+        [
+            "llmvcr: 3 LLM calls replayed, 0 recorded, 0 cassettes written, 0 unplayed entries;"
+            " replay saved * tokens ($0.0*",
+            "*test_one: 1 replayed*",
+        ]
+    )
 
 
 def test_config_fixture_and_dir_flag(inner: pytest.Pytester, tmp_path: Path) -> None:
-    inner.makeconftest('''
+    inner.makeconftest("""
 import pytest
 @pytest.fixture
 def llmvcr_config():
     return {"mode": "sequential", "seed": "from-config"}
-''')
-    inner.makepyfile(test_cfg=HEADER + '''
+""")
+    inner.makepyfile(
+        test_cfg=HEADER
+        + """
 @pytest.mark.llmvcr("custom/name")
 def test_seq(llmvcr_cassette):
     ask("volatile 1")
     assert llmvcr_cassette.seed == "from-config"
-''')
+"""
+    )
     target = tmp_path / "elsewhere"
     run(inner, f"--llmvcr-dir={target}").assert_outcomes(passed=1)
     assert (target / "custom" / "name.yaml").exists()
     # sequential mode from the config fixture: different content replays
-    inner.makepyfile(test_cfg=HEADER + '''
+    inner.makepyfile(
+        test_cfg=HEADER
+        + """
 @pytest.mark.llmvcr("custom/name")
 def test_seq():
     assert ask("volatile 2") == "Echo: volatile 1"
-''')
+"""
+    )
     run(inner, f"--llmvcr-dir={target}", "--llmvcr-record-mode=none").assert_outcomes(passed=1)
 
 
 def test_missing_cassette_in_none_mode_fails_fast(inner: pytest.Pytester) -> None:
-    inner.makepyfile(test_none=HEADER + '''
+    inner.makepyfile(
+        test_none=HEADER
+        + """
 @pytest.mark.llmvcr
 def test_nothing_recorded():
     ask("hello")
-''')
+"""
+    )
     result = run(inner, "--llmvcr-record-mode=none")
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*CassetteNotFoundError*record_mode='none'*"])
 
 
 def test_block_network_fails_at_once_naming_the_test(inner: pytest.Pytester) -> None:
-    inner.makepyfile(test_block=HEADER + '''
+    inner.makepyfile(
+        test_block=HEADER
+        + """
 import socket, time
 def test_llm_call_outside_cassette():
     client = anthropic.Anthropic(api_key="sk-ant-x-000000000", base_url="http://api.example.test", max_retries=3)
@@ -112,29 +131,35 @@ def test_socket_outside_cassette():
 
 def test_loopback_is_allowed():
     assert ask("local") == "Echo: local"
-''')
+"""
+    )
     result = run(inner, "--llmvcr-block-network")
     result.assert_outcomes(passed=3)
 
 
 def test_block_network_is_on_when_ci_is_set(inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CI", "true")
-    inner.makepyfile(test_ci='''
+    inner.makepyfile(
+        test_ci="""
 import socket, pytest, llmvcr
 def test_blocked():
     with pytest.raises(llmvcr.NetworkBlockedError):
         socket.create_connection(("192.0.2.1", 80), timeout=1)
-''')
+"""
+    )
     run(inner).assert_outcomes(passed=1)
 
 
 def test_xdist_workers_share_one_cassette_without_losing_entries(inner: pytest.Pytester, server: Any) -> None:
-    inner.makepyfile(test_many=HEADER + '''
+    inner.makepyfile(
+        test_many=HEADER
+        + """
 @pytest.mark.parametrize("i", range(24))
 def test_write(i):
     with llmvcr.use_cassette(os.path.join(os.environ["SHARED_DIR"], "shared.yaml"), record_mode="new_episodes"):
         assert ask(f"entry {i}") == f"Echo: entry {i}"
-''')
+"""
+    )
     shared = inner.path / "shared"
     os.environ["SHARED_DIR"] = str(shared)
     try:
@@ -148,7 +173,9 @@ def test_write(i):
 
 
 def test_beside_pytest_recording(inner: pytest.Pytester) -> None:
-    inner.makepyfile(test_both=HEADER + '''
+    inner.makepyfile(
+        test_both=HEADER
+        + """
 import httpx2
 @pytest.mark.vcr
 def test_vcr_plain_http():
@@ -158,18 +185,22 @@ def test_vcr_plain_http():
 @pytest.mark.llmvcr
 def test_llm():
     assert ask("both") == "Echo: both"
-''')
+"""
+    )
     result = inner.runpytest_subprocess("-p", "no:cacheprovider", "--record-mode=once", timeout=120)
     result.assert_outcomes(passed=2)
     assert (inner.path / "cassettes" / "test_both" / "test_llm.yaml").exists()
     assert (inner.path / "cassettes" / "test_both" / "test_vcr_plain_http.yaml").exists()
 
 
-@pytest.mark.parametrize("nodeid, expected", [
-    ("tests/test_a.py::test_x", "test_a/test_x"),
-    ("tests/test_a.py::TestK::test_x", "test_a/TestK.test_x"),
-    ("tests/test_a.py::test_x[gpt-4o/a b]", "test_a/test_x[gpt-4o-a-b]"),
-])
+@pytest.mark.parametrize(
+    "nodeid, expected",
+    [
+        ("tests/test_a.py::test_x", "test_a/test_x"),
+        ("tests/test_a.py::TestK::test_x", "test_a/TestK.test_x"),
+        ("tests/test_a.py::test_x[gpt-4o/a b]", "test_a/test_x[gpt-4o-a-b]"),
+    ],
+)
 def test_cassette_names_are_sanitised(nodeid: str, expected: str) -> None:
     class Node:
         path = Path(nodeid.split("::")[0])
@@ -185,29 +216,36 @@ def test_plugin_is_registered_through_the_pytest11_entry_point(inner: pytest.Pyt
 
     points = {ep.name: ep.value for ep in importlib.metadata.entry_points(group="pytest11")}
     assert points.get("llmvcr") == "llmvcr.pytest_plugin"
-    inner.makepyfile(test_ep='''
+    inner.makepyfile(
+        test_ep="""
 def test_marker_known(pytestconfig):
     assert pytestconfig.pluginmanager.has_plugin("llmvcr")
     assert any("llmvcr(" in line for line in pytestconfig.getini("markers"))
-''')
+"""
+    )
     # no -p llmvcr anywhere: the entry point alone loads it (and --strict-markers knows the marker)
     run(inner, "--strict-markers").assert_outcomes(passed=1)
 
 
 def test_marker_options_beat_module_config_beat_conftest(inner: pytest.Pytester) -> None:
-    inner.makeconftest('''
+    inner.makeconftest("""
 import pytest
 @pytest.fixture
 def llmvcr_config():
     return {"seed": "from-conftest"}
-''')
-    inner.makepyfile(test_plain=HEADER + '''
+""")
+    inner.makepyfile(
+        test_plain=HEADER
+        + """
 @pytest.mark.llmvcr
 def test_conftest_config(llmvcr_cassette):
     ask("one")
     assert llmvcr_cassette.seed == "from-conftest"
-''')
-    inner.makepyfile(test_module=HEADER + '''
+"""
+    )
+    inner.makepyfile(
+        test_module=HEADER
+        + """
 @pytest.fixture
 def llmvcr_config():
     return {"seed": "from-module", "mode": "strict"}
@@ -221,14 +259,22 @@ def test_module_config(llmvcr_cassette):
 def test_marker_wins(llmvcr_cassette):
     ask("three " + os.environ.get("RUN", "first"))
     assert llmvcr_cassette.seed == "bug-427"
-''')
+"""
+    )
     run(inner).assert_outcomes(passed=3)
-    seeds = {name: llmvcr.load_cassette(inner.path / "cassettes" / name).seed
-             for name in ("test_plain/test_conftest_config.yaml", "test_module/test_module_config.yaml",
-                          "test_module/test_marker_wins.yaml")}
-    assert seeds == {"test_plain/test_conftest_config.yaml": "from-conftest",
-                     "test_module/test_module_config.yaml": "from-module",
-                     "test_module/test_marker_wins.yaml": "bug-427"}
+    seeds = {
+        name: llmvcr.load_cassette(inner.path / "cassettes" / name).seed
+        for name in (
+            "test_plain/test_conftest_config.yaml",
+            "test_module/test_module_config.yaml",
+            "test_module/test_marker_wins.yaml",
+        )
+    }
+    assert seeds == {
+        "test_plain/test_conftest_config.yaml": "from-conftest",
+        "test_module/test_module_config.yaml": "from-module",
+        "test_module/test_marker_wins.yaml": "bug-427",
+    }
     # the marker's mode="sequential" beats the module's strict: other content replays the recorded answer
     os.environ["RUN"] = "second"
     try:
@@ -240,13 +286,16 @@ def test_marker_wins(llmvcr_cassette):
 def test_summary_counts_unplayed_entries_and_the_tokens_saved(inner: pytest.Pytester, server: Any) -> None:
     from llmvcr.usage import tokens_of
 
-    inner.makepyfile(test_sum=HEADER + '''
+    inner.makepyfile(
+        test_sum=HEADER
+        + """
 @pytest.mark.llmvcr
 def test_two_calls():
     ask("first")
     if os.environ.get("BOTH", "1") == "1":
         ask("second")
-''')
+"""
+    )
     run(inner).assert_outcomes(passed=1)
     cassette = llmvcr.load_cassette(inner.path / "cassettes" / "test_sum" / "test_two_calls.yaml")
     assert len(cassette) == 2
@@ -260,14 +309,19 @@ def test_two_calls():
         del os.environ["BOTH"]
     result.assert_outcomes(passed=1)
     assert server.request_count == before
-    result.stdout.fnmatch_lines([
-        f"llmvcr: 1 LLM calls replayed, 0 recorded, 0 cassettes written, 1 unplayed entries; replay saved {saved:,} "
-        "tokens ($0.0*",
-        f"*test_sum.py::test_two_calls: 1 replayed, 0 recorded, 1 unplayed, {saved:,} tokens"])
+    result.stdout.fnmatch_lines(
+        [
+            f"llmvcr: 1 LLM calls replayed, 0 recorded, 0 cassettes written, 1 unplayed entries; replay saved {saved:,} "
+            "tokens ($0.0*",
+            f"*test_sum.py::test_two_calls: 1 replayed, 0 recorded, 1 unplayed, {saved:,} tokens",
+        ]
+    )
 
 
 def test_beside_pytest_recording_both_replay_offline(inner: pytest.Pytester, server: Any) -> None:
-    inner.makepyfile(test_both=HEADER + '''
+    inner.makepyfile(
+        test_both=HEADER
+        + """
 import httpx2
 @pytest.mark.vcr
 def test_vcr_plain_http():
@@ -276,21 +330,26 @@ def test_vcr_plain_http():
 @pytest.mark.llmvcr
 def test_llm():
     assert ask("both") == "Echo: both"
-''')
+"""
+    )
     first = inner.runpytest_subprocess("-p", "no:cacheprovider", "--record-mode=once", timeout=120)
     first.assert_outcomes(passed=2)
     vcr_file = inner.path / "cassettes" / "test_both" / "test_vcr_plain_http.yaml"
     assert (inner.path / "cassettes" / "test_both" / "test_llm.yaml").exists() and vcr_file.exists()
     assert b"Echo: both" not in vcr_file.read_bytes()  # vcrpy did not record the LLM call llmvcr answered
     before = server.request_count
-    second = inner.runpytest_subprocess("-p", "no:cacheprovider", "--record-mode=none",
-                                        "--llmvcr-record-mode=none", timeout=120)
+    second = inner.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--record-mode=none", "--llmvcr-record-mode=none", timeout=120
+    )
     second.assert_outcomes(passed=2)
     assert server.request_count == before  # each served its own test from its own cassette
 
 
-def test_an_sdk_on_legacy_httpx_imported_after_start_is_recorded_under_the_guard(inner: pytest.Pytester) -> None:
-    inner.makepyfile(test_groq='''
+def test_an_sdk_on_legacy_httpx_imported_after_start_is_recorded_under_the_guard(
+    inner: pytest.Pytester,
+) -> None:
+    inner.makepyfile(
+        test_groq="""
 import os, llmvcr, groq
 llmvcr.register_provider("stainless:groq")
 
@@ -305,5 +364,6 @@ def test_blocked_outside_a_cassette():
     client = groq.Groq(api_key="gsk_SENTINEL_0000000000", base_url="http://llm.invalid", max_retries=3)
     with pytest.raises(llmvcr.NetworkBlockedError):  # itself, at once: not retried into APIConnectionError
         client.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
-''')
+"""
+    )
     run(inner, "--llmvcr-block-network").assert_outcomes(passed=2)

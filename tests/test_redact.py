@@ -32,28 +32,57 @@ def written_bytes(directory: Path) -> bytes:
 
 
 def test_sentinels_in_every_place_never_reach_disk(server: Any, cassette_dir: Path) -> None:
-    a = anthropic.Anthropic(api_key=SENTINELS["anthropic_key"], base_url=server.url, default_query={"key": SENTINELS["query_key"]},
-                            max_retries=0, default_headers={"x-custom-auth": SENTINELS["header_token"]})
+    a = anthropic.Anthropic(
+        api_key=SENTINELS["anthropic_key"],
+        base_url=server.url,
+        default_query={"key": SENTINELS["query_key"]},
+        max_retries=0,
+        default_headers={"x-custom-auth": SENTINELS["header_token"]},
+    )
     odd = anthropic.Anthropic(api_key=SENTINELS["odd_key"], base_url=server.url, max_retries=0)
-    o = openai.OpenAI(api_key=SENTINELS["openai_key"], base_url=server.url + "/v1", organization=SENTINELS["org"],
-                      project=SENTINELS["project"], max_retries=0)
-    az = openai.AzureOpenAI(api_key=SENTINELS["azure_key"], azure_endpoint=server.url, api_version="2024-10-21",
-                            azure_deployment="dep", max_retries=0)
+    o = openai.OpenAI(
+        api_key=SENTINELS["openai_key"],
+        base_url=server.url + "/v1",
+        organization=SENTINELS["org"],
+        project=SENTINELS["project"],
+        max_retries=0,
+    )
+    az = openai.AzureOpenAI(
+        api_key=SENTINELS["azure_key"],
+        azure_endpoint=server.url,
+        api_version="2024-10-21",
+        azure_deployment="dep",
+        max_retries=0,
+    )
     leak = f"my keys are {SENTINELS['anthropic_key']} and {SENTINELS['jwt']} and {SENTINELS['aws']}"
     with llmvcr.recording("secrets") as cassette:
         a.messages.create(model="claude-test", max_tokens=8, messages=[{"role": "user", "content": leak}])
-        odd.messages.create(model="claude-test", max_tokens=8,
-                            messages=[{"role": "user", "content": f"echo {SENTINELS['odd_key']}"}])
+        odd.messages.create(
+            model="claude-test",
+            max_tokens=8,
+            messages=[{"role": "user", "content": f"echo {SENTINELS['odd_key']}"}],
+        )
         o.chat.completions.create(model="gpt-test", messages=[{"role": "user", "content": "hi"}])
-        list(o.chat.completions.create(model="gpt-test", messages=[{"role": "user", "content": leak}], stream=True))
+        list(
+            o.chat.completions.create(
+                model="gpt-test", messages=[{"role": "user", "content": leak}], stream=True
+            )
+        )
         az.chat.completions.create(model="gpt-test", messages=[{"role": "user", "content": "azure"}])
     data = written_bytes(cassette_dir)
     assert len(cassette.entries) == 5 and data
     for name, value in SENTINELS.items():
         assert value.encode() not in data, f"{name} leaked"
     assert b"SENTINEL" not in data
-    for header in (b"authorization", b"x-api-key", b"api-key", b"openai-organization", b"openai-project",
-                   b"x-custom-auth", b"cookie"):
+    for header in (
+        b"authorization",
+        b"x-api-key",
+        b"api-key",
+        b"openai-organization",
+        b"openai-project",
+        b"x-custom-auth",
+        b"cookie",
+    ):
         assert header + b":" not in data.lower()
     assert b"<REDACTED:" in data
     # the server really received them: the test would be empty otherwise
@@ -62,8 +91,11 @@ def test_sentinels_in_every_place_never_reach_disk(server: Any, cassette_dir: Pa
     # and the redacted cassette still replays (redaction happens before fingerprinting)
     with llmvcr.recording("secrets", record_mode="none") as again:
         a.messages.create(model="claude-test", max_tokens=8, messages=[{"role": "user", "content": leak}])
-        odd.messages.create(model="claude-test", max_tokens=8,
-                            messages=[{"role": "user", "content": f"echo {SENTINELS['odd_key']}"}])
+        odd.messages.create(
+            model="claude-test",
+            max_tokens=8,
+            messages=[{"role": "user", "content": f"echo {SENTINELS['odd_key']}"}],
+        )
     assert len(again.played) == 2
 
 
@@ -72,18 +104,22 @@ def test_user_redaction_hooks(anthropic_client: Any, cassette_dir: Path) -> None
         text = entry.request.body["messages"][0]["content"]
         return None if "drop me" in text else entry
 
-    with llmvcr.recording("hooks", redact=[r"customer-\d+"], before_record=drop_or_mark,
-                          ignore=["metadata.user_id"]) as cassette:
-        anthropic_client.messages.create(model="claude-test", max_tokens=8,
-                                         messages=[{"role": "user", "content": "about customer-12345"}])
-        anthropic_client.messages.create(model="claude-test", max_tokens=8,
-                                         messages=[{"role": "user", "content": "drop me"}])
+    with llmvcr.recording(
+        "hooks", redact=[r"customer-\d+"], before_record=drop_or_mark, ignore=["metadata.user_id"]
+    ) as cassette:
+        anthropic_client.messages.create(
+            model="claude-test", max_tokens=8, messages=[{"role": "user", "content": "about customer-12345"}]
+        )
+        anthropic_client.messages.create(
+            model="claude-test", max_tokens=8, messages=[{"role": "user", "content": "drop me"}]
+        )
     data = written_bytes(cassette_dir)
     assert b"customer-12345" not in data and b"<REDACTED:custom>" in data
     assert b"drop me" not in data and len(cassette.entries) == 1
     with llmvcr.recording("hooks", redact=[r"customer-\d+"], record_mode="none"):
-        anthropic_client.messages.create(model="claude-test", max_tokens=8,
-                                         messages=[{"role": "user", "content": "about customer-12345"}])
+        anthropic_client.messages.create(
+            model="claude-test", max_tokens=8, messages=[{"role": "user", "content": "about customer-12345"}]
+        )
 
 
 def test_redactor_patterns_and_scan() -> None:
@@ -92,7 +128,15 @@ def test_redactor_patterns_and_scan() -> None:
     text = r.text("k=sk-ant-abcdefgh12345678 b=Bearer abc.def.ghi123 w=weird-shaped-secret g=AIza" + "x" * 35)
     assert "sk-ant-" not in text and "weird-shaped-secret" not in text and "AIza" not in text
     assert re.findall(r"<REDACTED:([a-z-]+)>", text) == ["anthropic-key", "bearer", "api-key", "gcp-api-key"]
-    found = list(find_secrets({"entries": [{"request": {"headers": {"authorization": "Bearer x"}, "body": "sk-proj-" + "a" * 20}}]}))
+    found = list(
+        find_secrets(
+            {
+                "entries": [
+                    {"request": {"headers": {"authorization": "Bearer x"}, "body": "sk-proj-" + "a" * 20}}
+                ]
+            }
+        )
+    )
     assert {kind for _, kind, _ in found} == {"credential-header", "openai-key"}
 
 
@@ -111,52 +155,100 @@ MORE = {
 }
 
 
-def test_more_places_a_key_can_be_put(server: Any, cassette_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_more_places_a_key_can_be_put(
+    server: Any, cassette_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", MORE["env_anthropic"])
     monkeypatch.setenv("OPENAI_API_KEY", MORE["env_openai"])
     from_env_a = anthropic.Anthropic(base_url=server.url, max_retries=0)
     from_env_o = openai.OpenAI(base_url=server.url + "/v1", max_retries=0)
     token = anthropic.Anthropic(auth_token=MORE["auth_token"], base_url=server.url, max_retries=0)
-    in_url = openai.OpenAI(api_key="sk-proj-placeholder-key-000000000", max_retries=0,
-                           base_url=f"{server.url}/v1?key={MORE['base_url_query']}")
-    ad = openai.AzureOpenAI(azure_ad_token=MORE["azure_ad_token"], azure_endpoint=server.url,
-                            api_version="2024-10-21", azure_deployment="dep", max_retries=0)
-    az = openai.AzureOpenAI(api_key=MORE["azure_key_echoed"], azure_endpoint=server.url,
-                            api_version="2024-10-21", azure_deployment="dep", max_retries=0)
+    in_url = openai.OpenAI(
+        api_key="sk-proj-placeholder-key-000000000",
+        max_retries=0,
+        base_url=f"{server.url}/v1?key={MORE['base_url_query']}",
+    )
+    ad = openai.AzureOpenAI(
+        azure_ad_token=MORE["azure_ad_token"],
+        azure_endpoint=server.url,
+        api_version="2024-10-21",
+        azure_deployment="dep",
+        max_retries=0,
+    )
+    az = openai.AzureOpenAI(
+        api_key=MORE["azure_key_echoed"],
+        azure_endpoint=server.url,
+        api_version="2024-10-21",
+        azure_deployment="dep",
+        max_retries=0,
+    )
     user = [{"role": "user", "content": "hi"}]
     leak = " ".join(MORE[k] for k in ("gcp", "bearer_in_prompt", "private_key", "env_openai"))
     with llmvcr.recording("more-secrets") as cassette:
-        from_env_a.messages.create(model="claude-test", max_tokens=8,
-                                   messages=[{"role": "user", "content": f"env key {MORE['env_anthropic']}"}])
+        from_env_a.messages.create(
+            model="claude-test",
+            max_tokens=8,
+            messages=[{"role": "user", "content": f"env key {MORE['env_anthropic']}"}],
+        )
         from_env_o.chat.completions.create(model="gpt-test", messages=[{"role": "user", "content": leak}])
-        token.messages.create(model="claude-test", max_tokens=8, messages=user,
-                              extra_headers={"x-custom-key": MORE["extra_header"]},
-                              extra_query={"api_key": MORE["extra_query"]})
-        with pytest.raises(openai.NotFoundError):  # the SDK cannot join a base_url that has a query; still recorded
+        token.messages.create(
+            model="claude-test",
+            max_tokens=8,
+            messages=user,
+            extra_headers={"x-custom-key": MORE["extra_header"]},
+            extra_query={"api_key": MORE["extra_query"]},
+        )
+        with pytest.raises(
+            openai.NotFoundError
+        ):  # the SDK cannot join a base_url that has a query; still recorded
             in_url.chat.completions.create(model="gpt-test", messages=user)
         ad.chat.completions.create(model="gpt-test", messages=user)
         # the Azure key, whatever its shape, is scrubbed from bodies too once the client has sent it
         az.chat.completions.create(model="gpt-test", messages=user)
-        az.chat.completions.create(model="gpt-test", messages=[{"role": "user", "content": MORE["azure_key_echoed"]}])
+        az.chat.completions.create(
+            model="gpt-test", messages=[{"role": "user", "content": MORE["azure_key_echoed"]}]
+        )
     assert len(cassette.entries) == 7
     data = written_bytes(cassette_dir)
     for name, value in MORE.items():
         assert value.encode() not in data, f"{name} leaked"
     assert b"SENTINEL" not in data
     # each really left the client (in a header, the URL or the body), or the test would prove nothing
-    seen = b"".join(str(r.headers).encode() + str(getattr(r, "path", "")).encode() + r.body for r in server.requests)
-    for name in ("auth_token", "env_anthropic", "env_openai", "extra_header", "azure_ad_token", "azure_key_echoed"):
+    seen = b"".join(
+        str(r.headers).encode() + str(getattr(r, "path", "")).encode() + r.body for r in server.requests
+    )
+    for name in (
+        "auth_token",
+        "env_anthropic",
+        "env_openai",
+        "extra_header",
+        "azure_ad_token",
+        "azure_key_echoed",
+    ):
         assert MORE[name].encode() in seen, name
-    assert {"<REDACTED:query>", "<REDACTED:gcp-api-key>", "<REDACTED:bearer>", "<REDACTED:private-key>",
-            "<REDACTED:api-key>"} <= set(re.findall(r"<REDACTED:[a-z-]+>", data.decode()))
+    assert {
+        "<REDACTED:query>",
+        "<REDACTED:gcp-api-key>",
+        "<REDACTED:bearer>",
+        "<REDACTED:private-key>",
+        "<REDACTED:api-key>",
+    } <= set(re.findall(r"<REDACTED:[a-z-]+>", data.decode()))
 
 
-def test_filter_headers_drops_allowlisted_headers(anthropic_client: Any, openai_client: Any, cassette_dir: Path) -> None:
-    with llmvcr.recording("filtered", filter_headers=["Request-Id", "anthropic-version", "x-request-id"]) as cassette:
-        anthropic_client.messages.create(model="claude-test", max_tokens=8, messages=[{"role": "user", "content": "a"}])
+def test_filter_headers_drops_allowlisted_headers(
+    anthropic_client: Any, openai_client: Any, cassette_dir: Path
+) -> None:
+    with llmvcr.recording(
+        "filtered", filter_headers=["Request-Id", "anthropic-version", "x-request-id"]
+    ) as cassette:
+        anthropic_client.messages.create(
+            model="claude-test", max_tokens=8, messages=[{"role": "user", "content": "a"}]
+        )
         openai_client.chat.completions.create(model="gpt-test", messages=[{"role": "user", "content": "b"}])
     with llmvcr.recording("unfiltered") as plain:
-        anthropic_client.messages.create(model="claude-test", max_tokens=8, messages=[{"role": "user", "content": "a"}])
+        anthropic_client.messages.create(
+            model="claude-test", max_tokens=8, messages=[{"role": "user", "content": "a"}]
+        )
     assert "request-id" in plain.entries[0].response.headers  # kept by default: the filter is what drops it
     assert "anthropic-version" in plain.entries[0].request.headers
     a, o = cassette.entries
@@ -167,13 +259,18 @@ def test_filter_headers_drops_allowlisted_headers(anthropic_client: Any, openai_
     assert "request-id" not in text and "anthropic-version" not in text
 
 
-def test_redact_json_paths_and_regexes_before_fingerprinting(anthropic_client: Any, cassette_dir: Path,
-                                                              server: Any) -> None:
+def test_redact_json_paths_and_regexes_before_fingerprinting(
+    anthropic_client: Any, cassette_dir: Path, server: Any
+) -> None:
     options = {"redact": ["$.metadata.user_id", "$.content[*].citations", r"cust-\d+"]}
 
     def ask(user: str, order: str) -> Any:
-        return anthropic_client.messages.create(model="claude-test", max_tokens=16, metadata={"user_id": user},
-                                                messages=[{"role": "user", "content": f"where is {order}?"}])
+        return anthropic_client.messages.create(
+            model="claude-test",
+            max_tokens=16,
+            metadata={"user_id": user},
+            messages=[{"role": "user", "content": f"where is {order}?"}],
+        )
 
     with llmvcr.recording("paths", **options) as cassette:
         live = ask("user-private-42", "cust-1234")
@@ -199,7 +296,12 @@ def test_redact_paths_reach_response_bodies_and_stream_events() -> None:
 
     redactor = Redactor(paths=compile_paths(["$.id", "$.items[2]"]))
     assert redactor.body({"id": "msg_1", "items": [1, 2, 3], "keep": "x"}) == {
-        "id": "<REDACTED:path>", "items": [1, 2, "<REDACTED:path>"], "keep": "x"}
+        "id": "<REDACTED:path>",
+        "items": [1, 2, "<REDACTED:path>"],
+        "keep": "x",
+    }
     events = [{"event": "message_start", "data": {"id": "msg_1", "n": 1}}, {"data": "[DONE]"}]
-    assert redactor.events(events) == [{"event": "message_start", "data": {"id": "<REDACTED:path>", "n": 1}},
-                                       {"data": "[DONE]"}]
+    assert redactor.events(events) == [
+        {"event": "message_start", "data": {"id": "<REDACTED:path>", "n": 1}},
+        {"data": "[DONE]"},
+    ]

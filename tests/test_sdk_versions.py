@@ -20,9 +20,9 @@ else:  # pragma: no cover - Python 3.10
     tomllib = None
 
 import pytest
+from make_old_sdk_cassette import CASSETTE, clients, scenario
 
 import llmvcr
-from make_old_sdk_cassette import CASSETTE, clients, scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -62,6 +62,8 @@ def test_old_sdk_cassette_replays_with_the_installed_sdks(server: Any, tmp_path:
     assert cassette.unplayed == []  # every entry the old SDKs wrote answered a call of the new ones
     assert len(cassette) == 20
     assert replayed == live
-    print(f"replayed with anthropic {importlib.metadata.version('anthropic')}, openai "
-          f"{importlib.metadata.version('openai')}; recorded with anthropic {cassette.recorded_with['anthropic']}, "
-          f"openai {cassette.recorded_with['openai']}")
+    print(
+        f"replayed with anthropic {importlib.metadata.version('anthropic')}, openai "
+        f"{importlib.metadata.version('openai')}; recorded with anthropic {cassette.recorded_with['anthropic']}, "
+        f"openai {cassette.recorded_with['openai']}"
+    )

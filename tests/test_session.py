@@ -14,8 +14,13 @@ import llmvcr
 
 
 def ask(client: Any, text: str) -> str:
-    return client.messages.create(model="claude-test", max_tokens=16,
-                                  messages=[{"role": "user", "content": text}]).content[0].text
+    return (
+        client.messages.create(
+            model="claude-test", max_tokens=16, messages=[{"role": "user", "content": text}]
+        )
+        .content[0]
+        .text
+    )
 
 
 def test_three_identical_requests_replay_three_answers_in_order(anthropic_client: Any) -> None:
@@ -47,11 +52,27 @@ def test_sequential_mode_serves_in_order_whatever_the_content(anthropic_client: 
 
 def test_loose_mode_matches_the_last_user_message_only(anthropic_client: Any) -> None:
     with llmvcr.recording("loose"):
-        live = anthropic_client.messages.create(model="claude-test", max_tokens=16, system="v1",
-                                                messages=[{"role": "user", "content": "the question"}]).content[0].text
+        live = (
+            anthropic_client.messages.create(
+                model="claude-test",
+                max_tokens=16,
+                system="v1",
+                messages=[{"role": "user", "content": "the question"}],
+            )
+            .content[0]
+            .text
+        )
     with llmvcr.recording("loose", mode="loose", record_mode="none"):
-        again = anthropic_client.messages.create(model="claude-other", max_tokens=99, system="v2",
-                                                 messages=[{"role": "user", "content": "the question"}]).content[0].text
+        again = (
+            anthropic_client.messages.create(
+                model="claude-other",
+                max_tokens=99,
+                system="v2",
+                messages=[{"role": "user", "content": "the question"}],
+            )
+            .content[0]
+            .text
+        )
         assert again == live
         with pytest.raises(llmvcr.ReplayDivergence):
             ask(anthropic_client, "another question")
@@ -77,7 +98,9 @@ def test_on_divergence_warn_serves_positionally(anthropic_client: Any) -> None:
             assert ask(anthropic_client, "changed") == first
 
 
-def test_on_divergence_live_resumes_and_appends(anthropic_client: Any, server: Any, cassette_dir: Path) -> None:
+def test_on_divergence_live_resumes_and_appends(
+    anthropic_client: Any, server: Any, cassette_dir: Path
+) -> None:
     with llmvcr.recording("resume"):
         a = ask(anthropic_client, "step 1")
     before = server.request_count
@@ -94,9 +117,8 @@ def test_diff_shortens_long_strings_around_the_difference(anthropic_client: Any)
     long_a = "x" * 300 + "ALPHA" + "y" * 300
     with llmvcr.recording("long"):
         ask(anthropic_client, long_a)
-    with llmvcr.recording("long"):
-        with pytest.raises(llmvcr.ReplayDivergence) as info:
-            ask(anthropic_client, long_a.replace("ALPHA", "BETA!"))
+    with llmvcr.recording("long"), pytest.raises(llmvcr.ReplayDivergence) as info:
+        ask(anthropic_client, long_a.replace("ALPHA", "BETA!"))
     text = str(info.value)
     assert "ALPHA" in text and "BETA!" in text and "x" * 300 not in text
     assert info.value.diff[0][0] == "request.body.messages[0].content"
@@ -106,15 +128,16 @@ def test_fifty_way_gather_records_and_replays_out_of_order(server: Any) -> None:
     import anthropic
 
     async def one(client: Any, i: int) -> str:
-        m = await client.messages.create(model="claude-test", max_tokens=16,
-                                                         messages=[{"role": "user", "content": f"q{i}"}])
+        m = await client.messages.create(
+            model="claude-test", max_tokens=16, messages=[{"role": "user", "content": f"q{i}"}]
+        )
         return m.content[0].text
 
     async def run(order: list[int]) -> dict[int, str]:
         # a client per event loop: its connection pool belongs to the loop that opened it
         client = anthropic.AsyncAnthropic(api_key="sk-ant-test-key-0000", base_url=server.url, max_retries=0)
         results = await asyncio.gather(*(one(client, i) for i in order))
-        return dict(zip(order, results))
+        return dict(zip(order, results, strict=False))
 
     with llmvcr.recording("gather") as recorded:
         live = asyncio.run(run(list(range(50))))
@@ -140,12 +163,15 @@ def test_threads_record_and_replay(anthropic_client: Any) -> None:
         assert results == {i: f"Echo: thread {i}" for i in range(16)}
 
 
-def test_concurrent_cassettes_are_scoped_to_their_task(async_anthropic_client: Any, cassette_dir: Path) -> None:
+def test_concurrent_cassettes_are_scoped_to_their_task(
+    async_anthropic_client: Any, cassette_dir: Path
+) -> None:
     async def in_cassette(name: str, text: str) -> int:
         with llmvcr.recording(name) as cassette:
             for _ in range(3):
-                await async_anthropic_client.messages.create(model="claude-test", max_tokens=8,
-                                                             messages=[{"role": "user", "content": text}])
+                await async_anthropic_client.messages.create(
+                    model="claude-test", max_tokens=8, messages=[{"role": "user", "content": text}]
+                )
                 await asyncio.sleep(0)
             return len(cassette.entries)
 
@@ -177,22 +203,43 @@ def test_match_on_names_and_callables_through_use_cassette(anthropic_client: Any
     llmvcr.register_matcher("temperature", lambda r: r["body"].get("temperature"))
     options: dict[str, Any] = {"match_on": ("model", "temperature", first_word)}
     with llmvcr.recording("match-on", **options):
-        live = anthropic_client.messages.create(model="claude-test", max_tokens=16, extra_body={"temperature": 0.5},
-                                                messages=[{"role": "user", "content": "paris weather"}]).content[0].text
+        live = (
+            anthropic_client.messages.create(
+                model="claude-test",
+                max_tokens=16,
+                extra_body={"temperature": 0.5},
+                messages=[{"role": "user", "content": "paris weather"}],
+            )
+            .content[0]
+            .text
+        )
     before = server.request_count
     with llmvcr.recording("match-on", record_mode="none", **options):
         # other max_tokens and other words after the first: not part of this fingerprint
-        again = anthropic_client.messages.create(model="claude-test", max_tokens=99, extra_body={"temperature": 0.5},
-                                                 messages=[{"role": "user", "content": "paris tomorrow"}]).content[0].text
+        again = (
+            anthropic_client.messages.create(
+                model="claude-test",
+                max_tokens=99,
+                extra_body={"temperature": 0.5},
+                messages=[{"role": "user", "content": "paris tomorrow"}],
+            )
+            .content[0]
+            .text
+        )
         assert again == live
-    for changed in ({"model": "claude-other", "temperature": 0.5, "text": "paris"},
-                    {"model": "claude-test", "temperature": 0.9, "text": "paris"},
-                    {"model": "claude-test", "temperature": 0.5, "text": "london weather"}):
+    for changed in (
+        {"model": "claude-other", "temperature": 0.5, "text": "paris"},
+        {"model": "claude-test", "temperature": 0.9, "text": "paris"},
+        {"model": "claude-test", "temperature": 0.5, "text": "london weather"},
+    ):
         with llmvcr.recording("match-on", record_mode="none", **options):
             with pytest.raises(llmvcr.ReplayDivergence):
-                anthropic_client.messages.create(model=changed["model"], max_tokens=16,
-                                                 extra_body={"temperature": changed["temperature"]},
-                                                 messages=[{"role": "user", "content": changed["text"]}])
+                anthropic_client.messages.create(
+                    model=changed["model"],
+                    max_tokens=16,
+                    extra_body={"temperature": changed["temperature"]},
+                    messages=[{"role": "user", "content": changed["text"]}],
+                )
     assert server.request_count == before
 
 
@@ -224,8 +271,16 @@ def test_ignore_paths_through_use_cassette(anthropic_client: Any, server: Any) -
         block: dict[str, Any] = {"type": "text", "text": text}
         if cache:
             block["cache_control"] = {"type": "ephemeral"}
-        return anthropic_client.messages.create(model="claude-test", max_tokens=16, metadata={"user_id": user},
-                                                messages=[{"role": "user", "content": [block]}]).content[0].text
+        return (
+            anthropic_client.messages.create(
+                model="claude-test",
+                max_tokens=16,
+                metadata={"user_id": user},
+                messages=[{"role": "user", "content": [block]}],
+            )
+            .content[0]
+            .text
+        )
 
     with llmvcr.recording("ignored", ignore=ignore):
         live = call("user-1", cache=True)
@@ -243,28 +298,38 @@ def test_ignore_paths_through_use_cassette(anthropic_client: Any, server: Any) -
 
 def test_diff_is_against_the_nearest_request_on_the_same_endpoint(anthropic_client: Any) -> None:
     def create(system: str, text: str, max_tokens: int = 16) -> Any:
-        return anthropic_client.messages.create(model="claude-test", max_tokens=max_tokens, system=system,
-                                                messages=[{"role": "user", "content": text}])
+        return anthropic_client.messages.create(
+            model="claude-test",
+            max_tokens=max_tokens,
+            system=system,
+            messages=[{"role": "user", "content": text}],
+        )
 
     with llmvcr.recording("nearest"):
         create("You are terse.", "first question", max_tokens=32)
         create("You are a greeter.", "hello")
         create("You are verbose.", "second question", max_tokens=64)
-        anthropic_client.messages.count_tokens(model="claude-test", system="You are a greeter.",
-                                               messages=[{"role": "user", "content": "hello"}])
+        anthropic_client.messages.count_tokens(
+            model="claude-test", system="You are a greeter.", messages=[{"role": "user", "content": "hello"}]
+        )
     with llmvcr.recording("nearest"):
         with pytest.raises(llmvcr.ReplayDivergence) as one:
             create("You are a greeter.", "hello", max_tokens=17)
         with pytest.raises(llmvcr.ReplayDivergence) as two:
             create("You are a greeter!", "hello!")
         with pytest.raises(llmvcr.ReplayDivergence) as other_endpoint:
-            anthropic_client.messages.count_tokens(model="claude-test", system="You are a greeter.",
-                                                   messages=[{"role": "user", "content": "bye"}])
+            anthropic_client.messages.count_tokens(
+                model="claude-test",
+                system="You are a greeter.",
+                messages=[{"role": "user", "content": "bye"}],
+            )
     # the one differing path of the nearest entry, not the rows of a farther one
     assert one.value.diff == [("request.body.max_tokens", 16, 17)]
     # every differing path is listed, with recorded and live values
-    assert two.value.diff == [("request.body.messages[0].content", "hello", "hello!"),
-                              ("request.body.system", "You are a greeter.", "You are a greeter!")]
+    assert two.value.diff == [
+        ("request.body.messages[0].content", "hello", "hello!"),
+        ("request.body.system", "You are a greeter.", "You are a greeter!"),
+    ]
     text = str(two.value)
     assert "request.body.messages[0].content: recorded 'hello' != live 'hello!'" in text
     assert "request.body.system: recorded 'You are a greeter.' != live 'You are a greeter!'" in text
@@ -294,11 +359,16 @@ def test_threads_each_with_their_own_cassette(anthropic_client: Any, server: Any
         t.join()
     assert errors == []
     for name in ("thread-a", "thread-b"):
-        texts = [e.request.body["messages"][0]["content"] for e in llmvcr.load_cassette(cassette_dir / f"{name}.yaml")]
+        texts = [
+            e.request.body["messages"][0]["content"]
+            for e in llmvcr.load_cassette(cassette_dir / f"{name}.yaml")
+        ]
         assert texts == [f"{name} {i}" for i in range(3)]
 
 
-def test_threads_and_gather_replay_without_the_network(anthropic_client: Any, server: Any, request: Any) -> None:
+def test_threads_and_gather_replay_without_the_network(
+    anthropic_client: Any, server: Any, request: Any
+) -> None:
     import anthropic
 
     with llmvcr.recording("offline-concurrency"):
@@ -310,9 +380,11 @@ def test_threads_and_gather_replay_without_the_network(anthropic_client: Any, se
 
     async def gather(client: Any) -> list[str]:
         async def one(i: int) -> str:
-            m = await client.messages.create(model="claude-test", max_tokens=16,
-                                             messages=[{"role": "user", "content": f"g{i}"}])
+            m = await client.messages.create(
+                model="claude-test", max_tokens=16, messages=[{"role": "user", "content": f"g{i}"}]
+            )
             return m.content[0].text
+
         return list(await asyncio.gather(*(one(i) for i in range(50))))
 
     def async_client() -> Any:

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import llmvcr
-from llmvcr.storage import parse_document, cassette_from_document, validate
+from llmvcr.storage import cassette_from_document, parse_document, validate
 
 ROOT = Path(__file__).resolve().parent.parent
 GOOD = (ROOT / "cassettes" / "demo-anthropic.yaml").read_bytes()
@@ -64,10 +64,10 @@ def test_newer_version_says_what_to_do(tmp_path: Path) -> None:
 def test_corrupt_cassette_is_an_error_never_overwritten(tmp_path: Path, anthropic_client: Any) -> None:
     path = tmp_path / "broken.json"
     path.write_bytes(b'{"version": 1, "entries": [')
-    with pytest.raises(llmvcr.CassetteFormatError, match="not valid JSON"):
-        with llmvcr.recording(path):
-            anthropic_client.messages.create(model="claude-test", max_tokens=8,
-                                             messages=[{"role": "user", "content": "hi"}])
+    with pytest.raises(llmvcr.CassetteFormatError, match="not valid JSON"), llmvcr.recording(path):
+        anthropic_client.messages.create(
+            model="claude-test", max_tokens=8, messages=[{"role": "user", "content": "hi"}]
+        )
     assert path.read_bytes() == b'{"version": 1, "entries": ['
 
 
@@ -82,16 +82,20 @@ def test_json_and_yaml_hold_the_same_tree(tmp_path: Path) -> None:
 def test_new_episodes_keeps_existing_text_byte_for_byte(tmp_path: Path, anthropic_client: Any) -> None:
     path = tmp_path / "stable.yaml"
     with llmvcr.recording(path):
-        anthropic_client.messages.create(model="claude-test", max_tokens=8, messages=[{"role": "user", "content": "a\nb"}])
+        anthropic_client.messages.create(
+            model="claude-test", max_tokens=8, messages=[{"role": "user", "content": "a\nb"}]
+        )
     before = path.read_bytes()
     with llmvcr.recording(path, record_mode="new_episodes"):
-        anthropic_client.messages.create(model="claude-test", max_tokens=8, messages=[{"role": "user", "content": "c"}])
+        anthropic_client.messages.create(
+            model="claude-test", max_tokens=8, messages=[{"role": "user", "content": "c"}]
+        )
     after = path.read_bytes()
     assert after.startswith(before) and len(after) > len(before)
     assert b"|-\n" in before or b"|\n" in before  # multi-line text as a block scalar
 
 
-CRASHER = textwrap.dedent('''
+CRASHER = textwrap.dedent("""
     import os, sys, time, anthropic, llmvcr
     from llmvcr.session import current_session
     client = anthropic.Anthropic(api_key="sk-ant-crash-test-0000", base_url=os.environ["LLM_URL"], max_retries=0)
@@ -102,7 +106,7 @@ CRASHER = textwrap.dedent('''
             print(i, len(current_session()._pending), flush=True)
             if i >= 4:
                 time.sleep(0.2)  # a real call's latency: writes are seldom coalesced at this pace
-''')
+""")
 
 
 @pytest.mark.parametrize("how", ["sigterm", "sigkill", "keyboardinterrupt"])
@@ -111,15 +115,18 @@ def test_killed_recording_keeps_every_entry(tmp_path: Path, server: Any, how: st
     script.write_text(CRASHER)
     path = tmp_path / "crash.yaml"
     env = {**os.environ, "LLM_URL": server.url}
-    proc = subprocess.Popen([sys.executable, str(script), str(path)], stdout=subprocess.PIPE, env=env, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(path)], stdout=subprocess.PIPE, env=env, text=True
+    )
     assert proc.stdout is not None
     done, waiting = -1, 0
     while done < 6:
         line = proc.stdout.readline()
         assert line, "recorder died early"
         done, waiting = map(int, line.split())
-    proc.send_signal({"sigterm": signal.SIGTERM, "sigkill": signal.SIGKILL,
-                      "keyboardinterrupt": signal.SIGINT}[how])
+    proc.send_signal(
+        {"sigterm": signal.SIGTERM, "sigkill": signal.SIGKILL, "keyboardinterrupt": signal.SIGINT}[how]
+    )
     proc.wait(timeout=30)
     cassette = llmvcr.load_cassette(path)
     validate(cassette)
@@ -165,9 +172,13 @@ def test_deferred_entries_reach_disk_without_another_call(tmp_path: Path, anthro
     with llmvcr.recording(path):
         session = current_session()
         assert session is not None
-        anthropic_client.messages.create(model="claude-test", max_tokens=8, messages=[{"role": "user", "content": "a"}])
+        anthropic_client.messages.create(
+            model="claude-test", max_tokens=8, messages=[{"role": "user", "content": "a"}]
+        )
         session._next_flush = time.monotonic() + 0.3  # as if the last write had been slow
-        anthropic_client.messages.create(model="claude-test", max_tokens=8, messages=[{"role": "user", "content": "b"}])
+        anthropic_client.messages.create(
+            model="claude-test", max_tokens=8, messages=[{"role": "user", "content": "b"}]
+        )
         assert len(llmvcr.load_cassette(path)) == 1  # coalesced: not written yet
         deadline = time.monotonic() + 10
         while len(llmvcr.load_cassette(path)) < 2 and time.monotonic() < deadline:
@@ -185,10 +196,37 @@ def _check(data: bytes, name: str) -> None:
 
 
 json_trees = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.floats(allow_nan=False) | st.text(max_size=8),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(
-        st.sampled_from(["version", "entries", "request", "response", "request_hash", "method", "path", "status",
-                         "body", "stream", "data", "headers", "query", "seed", "x"]), children, max_size=5),
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**63 - 1)
+    | st.floats(allow_nan=False)
+    | st.text(max_size=8),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "version",
+                    "entries",
+                    "request",
+                    "response",
+                    "request_hash",
+                    "method",
+                    "path",
+                    "status",
+                    "body",
+                    "stream",
+                    "data",
+                    "headers",
+                    "query",
+                    "seed",
+                    "x",
+                ]
+            ),
+            children,
+            max_size=5,
+        )
+    ),
     max_leaves=30,
 )
 
@@ -218,9 +256,9 @@ def test_fuzz_mutated_real_cassette(data: st.DataObject) -> None:
         if op == "flip":
             raw[i] = data.draw(st.integers(0, 255))
         elif op == "cut":
-            del raw[i: i + data.draw(st.integers(1, 40))]
+            del raw[i : i + data.draw(st.integers(1, 40))]
         else:
-            raw[i:i] = raw[i: i + data.draw(st.integers(1, 40))]
+            raw[i:i] = raw[i : i + data.draw(st.integers(1, 40))]
         if not raw:
             raw = bytearray(b"x")
     _check(bytes(raw), "fuzz.yaml")
@@ -230,20 +268,26 @@ def test_an_exception_inside_the_cassette_keeps_every_entry(tmp_path: Path, anth
     from llmvcr.session import current_session
 
     path = tmp_path / "exception.yaml"
-    with pytest.raises(RuntimeError, match="the test failed"):
-        with llmvcr.recording(path):
-            session = current_session()
-            assert session is not None
-            for text in ("a", "b", "c"):
-                anthropic_client.messages.create(model="claude-test", max_tokens=8,
-                                                 messages=[{"role": "user", "content": text}])
-                session._next_flush = time.monotonic() + 3600  # as if writes were slow: "b", "c" wait in memory
-            assert len(llmvcr.load_cassette(path)) == 1
-            raise RuntimeError("the test failed")
-    assert [e.request.body["messages"][0]["content"] for e in llmvcr.load_cassette(path).entries] == ["a", "b", "c"]
+    with pytest.raises(RuntimeError, match="the test failed"), llmvcr.recording(path):
+        session = current_session()
+        assert session is not None
+        for text in ("a", "b", "c"):
+            anthropic_client.messages.create(
+                model="claude-test", max_tokens=8, messages=[{"role": "user", "content": text}]
+            )
+            session._next_flush = time.monotonic() + 3600  # as if writes were slow: "b", "c" wait in memory
+        assert len(llmvcr.load_cassette(path)) == 1
+        raise RuntimeError("the test failed")
+    assert [e.request.body["messages"][0]["content"] for e in llmvcr.load_cassette(path).entries] == [
+        "a",
+        "b",
+        "c",
+    ]
 
 
-def test_a_failed_write_leaves_the_previous_file_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failed_write_leaves_the_previous_file_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from llmvcr import storage
 
     cassette = load_bytes(tmp_path, GOOD)
@@ -255,7 +299,9 @@ def test_a_failed_write_leaves_the_previous_file_whole(tmp_path: Path, monkeypat
     def crash(fd: int) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr(storage.os, "fsync", crash)  # dies after the temporary file is written, before the rename
+    monkeypatch.setattr(
+        storage.os, "fsync", crash
+    )  # dies after the temporary file is written, before the rename
     with pytest.raises(OSError, match="disk full"):
         llmvcr.save_cassette(path, cassette)
     monkeypatch.undo()

@@ -8,6 +8,7 @@ stream has a known shape. Timing checks are generous ratios against the recorded
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 from typing import Any
 
@@ -36,7 +37,9 @@ def _timed(stream: Any) -> tuple[list[Any], list[float]]:
 
 def test_each_event_keeps_its_boundary_and_arrival_offset(anthropic_client: Any, cassette_dir: Any) -> None:
     with llmvcr.recording("slow") as cassette:
-        live = list(anthropic_client.messages.create(model="claude-test", max_tokens=32, messages=SLOW, stream=True))
+        live = list(
+            anthropic_client.messages.create(model="claude-test", max_tokens=32, messages=SLOW, stream=True)
+        )
     (entry,) = cassette.entries
     events = entry.response.stream or []
     # one recorded event per SSE event the server sent, with its name and parsed data
@@ -46,7 +49,7 @@ def test_each_event_keeps_its_boundary_and_arrival_offset(anthropic_client: Any,
     assert [e.type for e in live] == [n for n in names if n != "ping"]  # the SDK drops pings itself
     offsets = [e["t"] for e in events]
     assert all(isinstance(t, float) for t in offsets)
-    gaps = [b - a for a, b in zip(offsets, offsets[1:])]
+    gaps = [b - a for a, b in itertools.pairwise(offsets)]
     assert min(gaps) >= 30, gaps  # the server sleeps 50 ms between events
     assert not entry.response.truncated
     # the file keeps them too
@@ -71,7 +74,7 @@ def test_replay_speed_reproduces_the_recorded_pacing(openai_client: Any, request
         assert [i.model_dump() for i in items] == [i.model_dump() for i in live]
         if speed == 1.0:
             # each chunk arrives no earlier than (most of) its recorded offset; [DONE] is not yielded
-            for got, want in zip(offsets, recorded):
+            for got, want in zip(offsets, recorded, strict=False):
                 assert got >= 0.8 * want - 5, (offsets, recorded)
 
     assert elapsed[None] < 0.25 * span, elapsed  # instant by default
@@ -84,8 +87,9 @@ def test_replay_speed_reproduces_the_recorded_pacing(openai_client: Any, request
 async def test_async_replay_speed_paces_with_asyncio_sleep(async_anthropic_client: Any, request: Any) -> None:
     async def run() -> tuple[list[str], float]:
         start = time.perf_counter()
-        stream = await async_anthropic_client.messages.create(model="claude-test", max_tokens=32, messages=SLOW,
-                                                              stream=True)
+        stream = await async_anthropic_client.messages.create(
+            model="claude-test", max_tokens=32, messages=SLOW, stream=True
+        )
         types = [event.type async for event in stream]
         return types, (time.perf_counter() - start) * 1000
 
@@ -110,9 +114,9 @@ async def test_async_replay_speed_paces_with_asyncio_sleep(async_anthropic_clien
     assert ticks >= 5
 
 
-def test_breaking_out_and_closing_while_recording_keeps_what_was_received(openai_client: Any,
-                                                                        anthropic_client: Any, server: Any,
-                                                                        request: Any) -> None:
+def test_breaking_out_and_closing_while_recording_keeps_what_was_received(
+    openai_client: Any, anthropic_client: Any, server: Any, request: Any
+) -> None:
     def break_and_close() -> tuple[list[Any], type[BaseException], list[str]]:
         stream = _chat_stream(openai_client)
         received = []
@@ -124,7 +128,7 @@ def test_breaking_out_and_closing_while_recording_keeps_what_was_received(openai
         with pytest.raises(Exception) as after_close:  # reading on fails, as on a closed connection
             next(stream)
         with anthropic_client.messages.stream(model="claude-test", max_tokens=32, messages=SLOW) as helper:
-            seen = [event.type for _, event in zip(range(3), helper)]
+            seen = [event.type for _, event in zip(range(3), helper, strict=False)]
         return received, after_close.type, seen
 
     with llmvcr.recording("early") as cassette:
@@ -147,13 +151,16 @@ def test_breaking_out_and_closing_while_recording_keeps_what_was_received(openai
     assert server.request_count == before and attempts == []
 
 
-async def test_async_close_while_recording_marks_the_entry_truncated(async_openai_client: Any,
-                                                                    request: Any) -> None:
+async def test_async_close_while_recording_marks_the_entry_truncated(
+    async_openai_client: Any, request: Any
+) -> None:
     async def first_then_close() -> tuple[Any, type[BaseException]]:
         stream = await _chat_stream(async_openai_client)
         first = await stream.__anext__()
         await stream.close()
-        with pytest.raises(Exception) as after_close:  # reading a closed stream fails, whatever the SDK raises
+        with pytest.raises(
+            Exception
+        ) as after_close:  # reading a closed stream fails, whatever the SDK raises
             await stream.__anext__()
         return first, after_close.type
 
@@ -187,14 +194,16 @@ async def _cancel_after(client: Any, n: int) -> tuple[list[str], bool]:
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    after = await client.messages.create(model="claude-test", max_tokens=32,
-                                         messages=[{"role": "user", "content": "after the cancel"}])
+    after = await client.messages.create(
+        model="claude-test", max_tokens=32, messages=[{"role": "user", "content": "after the cancel"}]
+    )
     assert isinstance(after, anthropic.types.Message) and after.content[0].text == "Echo: after the cancel"
     return seen, task.cancelled()
 
 
-async def test_cancelling_an_async_stream_behaves_like_live(async_anthropic_client: Any, server: Any,
-                                                           request: Any) -> None:
+async def test_cancelling_an_async_stream_behaves_like_live(
+    async_anthropic_client: Any, server: Any, request: Any
+) -> None:
     with llmvcr.recording("cancel") as cassette:
         live_seen, live_cancelled = await _cancel_after(async_anthropic_client, 3)
     assert live_cancelled and len(live_seen) >= 3 and "message_stop" not in live_seen
@@ -224,8 +233,9 @@ def test_instant_replay_of_a_truncated_stream_ends_like_a_dropped_one(openai_cli
 
 def test_a_stream_left_unread_is_kept_when_the_cassette_closes(openai_client: Any, cassette_dir: Any) -> None:
     with llmvcr.recording("left-open") as cassette:
-        stream = openai_client.chat.completions.create(model="gpt-test", stream=True,
-                                                       messages=[{"role": "user", "content": "a b c d e f"}])
+        stream = openai_client.chat.completions.create(
+            model="gpt-test", stream=True, messages=[{"role": "user", "content": "a b c d e f"}]
+        )
         first = next(iter(stream))  # read one chunk, then neither finish nor close it
         assert len(cassette) == 0
     assert first.choices is not None and stream is not None  # still referenced: nothing closed it

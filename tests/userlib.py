@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from typing import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import pydantic
 

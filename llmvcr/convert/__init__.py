@@ -30,8 +30,18 @@ JSON = dict[str, Any]
 DEFAULT_MAX_TOKENS = 8192  # regista's ModelRequest default
 STOP_REASONS = ("end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "pause_turn", "other")
 FINAL_STOP_REASONS = frozenset({"end_turn", "stop_sequence", "refusal", "max_tokens", "other"})
-_OPENAI_STOP = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens", "content_filter": "refusal"}
-OPENAI_FINISH = {"end_turn": "stop", "tool_use": "tool_calls", "max_tokens": "length", "refusal": "content_filter"}
+_OPENAI_STOP = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "length": "max_tokens",
+    "content_filter": "refusal",
+}
+OPENAI_FINISH = {
+    "end_turn": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "refusal": "content_filter",
+}
 
 
 class ConversionWarning(UserWarning):
@@ -103,8 +113,12 @@ def usage(input_tokens: Any = 0, output_tokens: Any = 0, cache_read: Any = 0, ca
     def n(value: Any) -> int:
         return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
-    return {"input_tokens": n(input_tokens), "output_tokens": n(output_tokens),
-            "cache_read_tokens": n(cache_read), "cache_write_tokens": n(cache_write)}
+    return {
+        "input_tokens": n(input_tokens),
+        "output_tokens": n(output_tokens),
+        "cache_read_tokens": n(cache_read),
+        "cache_write_tokens": n(cache_write),
+    }
 
 
 def parse_sse(text: str) -> list[JSON]:
@@ -139,8 +153,12 @@ _RESPONSES_CORE = ("model", "instructions", "input", "tools", "max_output_tokens
 
 
 def _spec(name: Any, description: Any, schema: Any) -> JSON:
-    return {"name": str(name), "description": description if isinstance(description, str) else "",
-            "input_schema": schema if isinstance(schema, dict) else {}, "parallel_safe": False}
+    return {
+        "name": str(name),
+        "description": description if isinstance(description, str) else "",
+        "input_schema": schema if isinstance(schema, dict) else {},
+        "parallel_safe": False,
+    }
 
 
 def _anthropic_block(block: Any, notes: list[str], where: str) -> JSON | None:
@@ -150,12 +168,20 @@ def _anthropic_block(block: Any, notes: list[str], where: str) -> JSON | None:
     if kind == "text":
         return text_block(str(block.get("text", "")))
     if kind == "thinking":
-        return {"type": "thinking", "thinking": str(block.get("thinking", "")), "signature": block.get("signature")}
+        return {
+            "type": "thinking",
+            "thinking": str(block.get("thinking", "")),
+            "signature": block.get("signature"),
+        }
     if kind == "tool_use":
         return tool_use_block(str(block.get("id", "")), str(block.get("name", "")), block.get("input"))
     if kind == "tool_result":
-        return {"type": "tool_result", "tool_use_id": str(block.get("tool_use_id", "")),
-                "content": text_of(block.get("content"), notes, where), "is_error": bool(block.get("is_error", False))}
+        return {
+            "type": "tool_result",
+            "tool_use_id": str(block.get("tool_use_id", "")),
+            "content": text_of(block.get("content"), notes, where),
+            "is_error": bool(block.get("is_error", False)),
+        }
     notes.append(f"{where}: a {kind!r} block has no neutral form; dropped")
     return None
 
@@ -172,7 +198,9 @@ def _anthropic_request(body: JSON, notes: list[str]) -> JSON:
         if isinstance(tool, dict) and "input_schema" in tool:
             tools.append(_spec(tool.get("name"), tool.get("description"), tool.get("input_schema")))
         else:
-            notes.append(f"tools: the server tool {tool.get('type') if isinstance(tool, dict) else tool!r} dropped")
+            notes.append(
+                f"tools: the server tool {tool.get('type') if isinstance(tool, dict) else tool!r} dropped"
+            )
     max_tokens = body.get("max_tokens")
     return {
         "model": str(body.get("model", "")),
@@ -187,7 +215,12 @@ def _anthropic_request(body: JSON, notes: list[str]) -> JSON:
 def _append_result(messages: list[JSON], block: JSON) -> None:
     """Tool results travel as one user message of tool_result blocks, in call order."""
     last = messages[-1] if messages else None
-    if last and last["role"] == "user" and last["content"] and all(b["type"] == "tool_result" for b in last["content"]):
+    if (
+        last
+        and last["role"] == "user"
+        and last["content"]
+        and all(b["type"] == "tool_result" for b in last["content"])
+    ):
         last["content"].append(block)
     else:
         messages.append({"role": "user", "content": [block]})
@@ -214,19 +247,31 @@ def _chat_request(body: JSON, notes: list[str]) -> JSON:
             else:
                 system.append(text)
         elif role == "tool":
-            _append_result(messages, {"type": "tool_result", "tool_use_id": str(m.get("tool_call_id", "")),
-                                      "content": text_of(m.get("content"), notes, where), "is_error": False})
+            _append_result(
+                messages,
+                {
+                    "type": "tool_result",
+                    "tool_use_id": str(m.get("tool_call_id", "")),
+                    "content": text_of(m.get("content"), notes, where),
+                    "is_error": False,
+                },
+            )
         elif role == "assistant":
             content: list[JSON] = []
             if m.get("reasoning_content"):
-                content.append({"type": "thinking", "thinking": str(m["reasoning_content"]), "signature": None})
+                content.append(
+                    {"type": "thinking", "thinking": str(m["reasoning_content"]), "signature": None}
+                )
             text = text_of(m.get("content"), notes, where)
             if text:
                 content.append(text_block(text))
             for call in m.get("tool_calls") or []:
                 fn = call.get("function") or {}
-                content.append(tool_use_block(str(call.get("id", "")), str(fn.get("name", "")),
-                                              parse_arguments(fn.get("arguments"))))
+                content.append(
+                    tool_use_block(
+                        str(call.get("id", "")), str(fn.get("name", "")), parse_arguments(fn.get("arguments"))
+                    )
+                )
             messages.append({"role": "assistant", "content": content})
         else:
             raw = m.get("content")
@@ -236,7 +281,9 @@ def _chat_request(body: JSON, notes: list[str]) -> JSON:
                 if isinstance(part, str) or (isinstance(part, dict) and isinstance(part.get("text"), str)):
                     blocks.append(text_block(part if isinstance(part, str) else part["text"]))
                 else:
-                    notes.append(f"{where}: a {part.get('type') if isinstance(part, dict) else part!r} part dropped")
+                    notes.append(
+                        f"{where}: a {part.get('type') if isinstance(part, dict) else part!r} part dropped"
+                    )
             messages.append({"role": "user", "content": blocks})
     tools = []
     for tool in body.get("tools") or []:
@@ -265,19 +312,43 @@ def _responses_request(body: JSON, notes: list[str]) -> JSON:
             continue
         kind, where = item.get("type", "message"), f"input[{i}]"
         if kind == "function_call":
-            _append_tool_use(messages, tool_use_block(str(item.get("call_id", "")), str(item.get("name", "")),
-                                                      parse_arguments(item.get("arguments"))))
+            _append_tool_use(
+                messages,
+                tool_use_block(
+                    str(item.get("call_id", "")),
+                    str(item.get("name", "")),
+                    parse_arguments(item.get("arguments")),
+                ),
+            )
         elif kind == "function_call_output":
-            _append_result(messages, {"type": "tool_result", "tool_use_id": str(item.get("call_id", "")),
-                                      "content": text_of(item.get("output"), notes, where), "is_error": False})
+            _append_result(
+                messages,
+                {
+                    "type": "tool_result",
+                    "tool_use_id": str(item.get("call_id", "")),
+                    "content": text_of(item.get("output"), notes, where),
+                    "is_error": False,
+                },
+            )
         elif kind == "message":
             role = item.get("role")
-            role = "system" if role == "developer" else role if role in ("user", "assistant", "system") else "user"
-            messages.append({"role": role, "content": [text_block(text_of(item.get("content"), notes, where))]})
+            role = (
+                "system"
+                if role == "developer"
+                else role
+                if role in ("user", "assistant", "system")
+                else "user"
+            )
+            messages.append(
+                {"role": role, "content": [text_block(text_of(item.get("content"), notes, where))]}
+            )
         else:
             notes.append(f"{where}: a {kind!r} item has no neutral form; dropped")
-    tools = [_spec(t.get("name"), t.get("description"), t.get("parameters"))
-             for t in body.get("tools") or [] if isinstance(t, dict) and t.get("type") == "function"]
+    tools = [
+        _spec(t.get("name"), t.get("description"), t.get("parameters"))
+        for t in body.get("tools") or []
+        if isinstance(t, dict) and t.get("type") == "function"
+    ]
     max_tokens = body.get("max_output_tokens")
     return {
         "model": str(body.get("model", "")),
@@ -291,15 +362,22 @@ def _responses_request(body: JSON, notes: list[str]) -> JSON:
 
 # -- responses ---------------------------------------------------------------------------------
 def _anthropic_message(body: JSON, request_id: str | None, notes: list[str]) -> JSON:
-    blocks = [b for b in (_anthropic_block(b, notes, "response.content") for b in body.get("content") or [])
-              if b is not None]
+    blocks = [
+        b
+        for b in (_anthropic_block(b, notes, "response.content") for b in body.get("content") or [])
+        if b is not None
+    ]
     stop = body.get("stop_reason")
     u = body.get("usage") or {}
     return {
         "message": {"role": "assistant", "content": blocks},
         "stop_reason": stop if stop in STOP_REASONS else "other",
-        "usage": usage(u.get("input_tokens"), u.get("output_tokens"), u.get("cache_read_input_tokens"),
-                       u.get("cache_creation_input_tokens")),
+        "usage": usage(
+            u.get("input_tokens"),
+            u.get("output_tokens"),
+            u.get("cache_read_input_tokens"),
+            u.get("cache_creation_input_tokens"),
+        ),
         "model": str(body.get("model", "")),
         "request_id": request_id,
     }
@@ -337,7 +415,9 @@ def accumulate_anthropic(events: list[JSON]) -> tuple[JSON, str | None]:
             delta = data.get("delta") or {}
             if "stop_reason" in delta:
                 message["stop_reason"] = delta["stop_reason"]
-            message.setdefault("usage", {}).update({k: v for k, v in (data.get("usage") or {}).items() if v is not None})
+            message.setdefault("usage", {}).update(
+                {k: v for k, v in (data.get("usage") or {}).items() if v is not None}
+            )
         elif kind == "error":
             err = data.get("error") or {}
             error = str(err.get("message") or err.get("type") or "stream error")
@@ -360,13 +440,20 @@ def _chat_message(body: JSON) -> JSON:
         content.append(text_block(text))
     for call in wire.get("tool_calls") or []:
         fn = call.get("function") or {}
-        content.append(tool_use_block(str(call.get("id", "")), str(fn.get("name", "")), parse_arguments(fn.get("arguments"))))
+        content.append(
+            tool_use_block(
+                str(call.get("id", "")), str(fn.get("name", "")), parse_arguments(fn.get("arguments"))
+            )
+        )
     u = body.get("usage") or {}
     return {
         "message": {"role": "assistant", "content": content},
         "stop_reason": _OPENAI_STOP.get(str(choice.get("finish_reason")), "other"),
-        "usage": usage(u.get("prompt_tokens"), u.get("completion_tokens"),
-                       (u.get("prompt_tokens_details") or {}).get("cached_tokens")),
+        "usage": usage(
+            u.get("prompt_tokens"),
+            u.get("completion_tokens"),
+            (u.get("prompt_tokens_details") or {}).get("cached_tokens"),
+        ),
         "model": str(body.get("model", "")),
         "request_id": body.get("id"),
     }
@@ -400,7 +487,9 @@ def accumulate_chat(events: list[JSON]) -> tuple[JSON, str | None]:
             if delta.get("reasoning_content"):
                 reasoning.append(str(delta["reasoning_content"]))
             for fragment in delta.get("tool_calls") or []:
-                slot = calls.setdefault(int(fragment.get("index") or 0), {"id": "", "name": "", "arguments": ""})
+                slot = calls.setdefault(
+                    int(fragment.get("index") or 0), {"id": "", "name": "", "arguments": ""}
+                )
                 slot["id"] = fragment.get("id") or slot["id"]
                 fn = fragment.get("function") or {}
                 slot["name"] = fn.get("name") or slot["name"]
@@ -409,9 +498,14 @@ def accumulate_chat(events: list[JSON]) -> tuple[JSON, str | None]:
     if reasoning:
         message["reasoning_content"] = "".join(reasoning)
     if calls:
-        message["tool_calls"] = [{"id": c["id"] or f"call_{i}", "type": "function",
-                                  "function": {"name": c["name"], "arguments": c["arguments"]}}
-                                 for i, c in sorted(calls.items())]
+        message["tool_calls"] = [
+            {
+                "id": c["id"] or f"call_{i}",
+                "type": "function",
+                "function": {"name": c["name"], "arguments": c["arguments"]},
+            }
+            for i, c in sorted(calls.items())
+        ]
     body["choices"] = [{"index": 0, "message": message, "finish_reason": finish}]
     return body, error
 
@@ -421,25 +515,43 @@ def _responses_message(body: JSON, notes: list[str]) -> JSON:
     for item in body.get("output") or []:
         kind = item.get("type") if isinstance(item, dict) else None
         if kind == "message":
-            content.extend(text_block(str(p.get("text", ""))) for p in item.get("content") or []
-                           if isinstance(p, dict) and p.get("type") == "output_text")
+            content.extend(
+                text_block(str(p.get("text", "")))
+                for p in item.get("content") or []
+                if isinstance(p, dict) and p.get("type") == "output_text"
+            )
         elif kind == "function_call":
-            content.append(tool_use_block(str(item.get("call_id", "")), str(item.get("name", "")),
-                                          parse_arguments(item.get("arguments"))))
+            content.append(
+                tool_use_block(
+                    str(item.get("call_id", "")),
+                    str(item.get("name", "")),
+                    parse_arguments(item.get("arguments")),
+                )
+            )
         elif kind == "reasoning":
-            summary = "\n".join(str(s.get("text", "")) for s in item.get("summary") or [] if isinstance(s, dict))
+            summary = "\n".join(
+                str(s.get("text", "")) for s in item.get("summary") or [] if isinstance(s, dict)
+            )
             content.append({"type": "thinking", "thinking": summary, "signature": None})
         else:
             notes.append(f"response.output: a {kind!r} item has no neutral form; dropped")
     incomplete = (body.get("incomplete_details") or {}).get("reason")
-    stop = "tool_use" if any(b["type"] == "tool_use" for b in content) else \
-        "max_tokens" if incomplete == "max_output_tokens" else "end_turn"
+    stop = (
+        "tool_use"
+        if any(b["type"] == "tool_use" for b in content)
+        else "max_tokens"
+        if incomplete == "max_output_tokens"
+        else "end_turn"
+    )
     u = body.get("usage") or {}
     return {
         "message": {"role": "assistant", "content": content},
         "stop_reason": stop,
-        "usage": usage(u.get("input_tokens"), u.get("output_tokens"),
-                       (u.get("input_tokens_details") or {}).get("cached_tokens")),
+        "usage": usage(
+            u.get("input_tokens"),
+            u.get("output_tokens"),
+            (u.get("input_tokens_details") or {}).get("cached_tokens"),
+        ),
         "model": str(body.get("model", "")),
         "request_id": body.get("id"),
     }
@@ -475,8 +587,11 @@ def stream_finished(events: list[JSON]) -> bool:
     complete one can be recorded as truncated)."""
     for event in reversed(events):
         data = event.get("data")
-        if data == "[DONE]" or (isinstance(data, dict) and data.get("type") in (
-                "message_stop", "response.completed", "response.incomplete", "response.failed")):
+        if data == "[DONE]" or (
+            isinstance(data, dict)
+            and data.get("type")
+            in ("message_stop", "response.completed", "response.incomplete", "response.failed")
+        ):
             return True
     return False
 
@@ -488,7 +603,11 @@ def read_call(entry: Entry, position: int) -> Call | None:
         return None
     notes: list[str] = []
     body = entry.request.body
-    reader = {"anthropic": _anthropic_request, "openai-chat": _chat_request, "openai-responses": _responses_request}
+    reader = {
+        "anthropic": _anthropic_request,
+        "openai-chat": _chat_request,
+        "openai-responses": _responses_request,
+    }
     request = reader[api](body, notes)
     res = entry.response
     stream = res.stream
@@ -547,11 +666,16 @@ def anthropic_wire(request: JSON, *, compact: bool = False) -> JSON:
         messages.append({"role": m["role"], "content": blocks[0]["text"] if plain else blocks})
     body: JSON = {"model": request["model"], "max_tokens": request["max_tokens"], "messages": messages}
     if request.get("system"):
-        body["system"] = request["system"] if compact else [
-            {"type": "text", "text": request["system"], "cache_control": {"type": "ephemeral"}}]
+        body["system"] = (
+            request["system"]
+            if compact
+            else [{"type": "text", "text": request["system"], "cache_control": {"type": "ephemeral"}}]
+        )
     if request.get("tools"):
-        body["tools"] = [{"name": t["name"], "description": t["description"], "input_schema": t["input_schema"]}
-                         for t in request["tools"]]
+        body["tools"] = [
+            {"name": t["name"], "description": t["description"], "input_schema": t["input_schema"]}
+            for t in request["tools"]
+        ]
     body.update(request.get("params") or {})
     return body
 
@@ -562,10 +686,19 @@ def openai_wire(request: JSON) -> JSON:
     for message in request["messages"]:
         for block in message["content"]:
             if block["type"] == "tool_result":
-                wire.append({"role": "tool", "tool_call_id": block["tool_use_id"], "content": block["content"]})
+                wire.append(
+                    {"role": "tool", "tool_call_id": block["tool_use_id"], "content": block["content"]}
+                )
         text = "".join(b["text"] for b in message["content"] if b["type"] == "text")
-        calls = [{"id": b["id"], "type": "function", "function": {"name": b["name"], "arguments": json.dumps(b["input"])}}
-                 for b in message["content"] if b["type"] == "tool_use"]
+        calls = [
+            {
+                "id": b["id"],
+                "type": "function",
+                "function": {"name": b["name"], "arguments": json.dumps(b["input"])},
+            }
+            for b in message["content"]
+            if b["type"] == "tool_use"
+        ]
         if message["role"] == "assistant":
             if text or calls:
                 entry: JSON = {"role": "assistant", "content": text or None}
@@ -576,8 +709,17 @@ def openai_wire(request: JSON) -> JSON:
             wire.append({"role": message["role"], "content": text})
     body: JSON = {"model": request["model"], "max_tokens": request["max_tokens"], "messages": wire}
     if request.get("tools"):
-        body["tools"] = [{"type": "function", "function": {"name": t["name"], "description": t["description"],
-                                                           "parameters": t["input_schema"]}} for t in request["tools"]]
+        body["tools"] = [
+            {
+                "type": "function",
+                "function": {
+                    "name": t["name"],
+                    "description": t["description"],
+                    "parameters": t["input_schema"],
+                },
+            }
+            for t in request["tools"]
+        ]
     body.update(request.get("params") or {})
     return body
 
@@ -587,16 +729,25 @@ def anthropic_body(response: JSON, id: str) -> JSON:
     stop = response.get("stop_reason")
     u = response.get("usage") or {}
     return {
-        "id": id, "type": "message", "role": "assistant", "model": response.get("model", ""),
+        "id": id,
+        "type": "message",
+        "role": "assistant",
+        "model": response.get("model", ""),
         "content": [_wire_block(b, False) for b in response["message"]["content"]],
-        "stop_reason": None if stop == "other" else stop, "stop_sequence": None,
-        "usage": {"input_tokens": u.get("input_tokens", 0), "output_tokens": u.get("output_tokens", 0),
-                  "cache_read_input_tokens": u.get("cache_read_tokens", 0),
-                  "cache_creation_input_tokens": u.get("cache_write_tokens", 0)},
+        "stop_reason": None if stop == "other" else stop,
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": u.get("input_tokens", 0),
+            "output_tokens": u.get("output_tokens", 0),
+            "cache_read_input_tokens": u.get("cache_read_tokens", 0),
+            "cache_creation_input_tokens": u.get("cache_write_tokens", 0),
+        },
     }
 
 
-def anthropic_events(body: JSON, pieces: dict[int, list[str]] | None = None, *, done: bool = True) -> list[JSON]:
+def anthropic_events(
+    body: JSON, pieces: dict[int, list[str]] | None = None, *, done: bool = True
+) -> list[JSON]:
     """An Anthropic Message body as the event stream that builds it (text split as ``pieces`` says)."""
     start = {**body, "content": [], "stop_reason": None, "usage": {**body["usage"], "output_tokens": 0}}
     events: list[JSON] = [{"event": "message_start", "data": {"type": "message_start", "message": start}}]
@@ -612,21 +763,39 @@ def anthropic_events(body: JSON, pieces: dict[int, list[str]] | None = None, *, 
             for piece in split if split is not None else [block["text"]]:
                 add("content_block_delta", index=index, delta={"type": "text_delta", "text": piece})
         elif kind == "thinking":
-            add("content_block_start", index=index, content_block={"type": "thinking", "thinking": "", "signature": ""})
+            add(
+                "content_block_start",
+                index=index,
+                content_block={"type": "thinking", "thinking": "", "signature": ""},
+            )
             for piece in split if split is not None else [block["thinking"]]:
                 add("content_block_delta", index=index, delta={"type": "thinking_delta", "thinking": piece})
             if block.get("signature"):
-                add("content_block_delta", index=index, delta={"type": "signature_delta", "signature": block["signature"]})
+                add(
+                    "content_block_delta",
+                    index=index,
+                    delta={"type": "signature_delta", "signature": block["signature"]},
+                )
         elif kind == "tool_use":
             add("content_block_start", index=index, content_block={**block, "input": {}})
             arguments = split[0] if split else json.dumps(block.get("input") or {})
-            add("content_block_delta", index=index, delta={"type": "input_json_delta", "partial_json": arguments})
+            add(
+                "content_block_delta",
+                index=index,
+                delta={"type": "input_json_delta", "partial_json": arguments},
+            )
         else:
             add("content_block_start", index=index, content_block=block)
         add("content_block_stop", index=index)
     if done:
-        add("message_delta", delta={"stop_reason": body["stop_reason"], "stop_sequence": None},
-            usage={"input_tokens": body["usage"]["input_tokens"], "output_tokens": body["usage"]["output_tokens"]})
+        add(
+            "message_delta",
+            delta={"stop_reason": body["stop_reason"], "stop_sequence": None},
+            usage={
+                "input_tokens": body["usage"]["input_tokens"],
+                "output_tokens": body["usage"]["output_tokens"],
+            },
+        )
         add("message_stop")
     return events
 
@@ -639,37 +808,82 @@ def chat_body(response: JSON, id: str) -> JSON:
     thinking = "".join(b["thinking"] for b in content if b["type"] == "thinking")
     if thinking:
         message["reasoning_content"] = thinking
-    calls = [{"id": b["id"], "type": "function", "function": {"name": b["name"], "arguments": json.dumps(b["input"])}}
-             for b in content if b["type"] == "tool_use"]
+    calls = [
+        {
+            "id": b["id"],
+            "type": "function",
+            "function": {"name": b["name"], "arguments": json.dumps(b["input"])},
+        }
+        for b in content
+        if b["type"] == "tool_use"
+    ]
     if calls:
         message["tool_calls"] = calls
     u = response.get("usage") or {}
-    chat_usage: JSON = {"prompt_tokens": u.get("input_tokens", 0), "completion_tokens": u.get("output_tokens", 0),
-                        "total_tokens": u.get("input_tokens", 0) + u.get("output_tokens", 0)}
+    chat_usage: JSON = {
+        "prompt_tokens": u.get("input_tokens", 0),
+        "completion_tokens": u.get("output_tokens", 0),
+        "total_tokens": u.get("input_tokens", 0) + u.get("output_tokens", 0),
+    }
     if u.get("cache_read_tokens"):
         chat_usage["prompt_tokens_details"] = {"cached_tokens": u["cache_read_tokens"]}
     return {
-        "id": id, "object": "chat.completion", "created": 0, "model": response.get("model", ""),
-        "choices": [{"index": 0, "message": message, "logprobs": None,
-                     "finish_reason": OPENAI_FINISH.get(str(response.get("stop_reason")), "stop")}],
+        "id": id,
+        "object": "chat.completion",
+        "created": 0,
+        "model": response.get("model", ""),
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "logprobs": None,
+                "finish_reason": OPENAI_FINISH.get(str(response.get("stop_reason")), "stop"),
+            }
+        ],
         "usage": chat_usage,
     }
 
 
-def chat_events(body: JSON, pieces: list[str] | None = None, reasoning: list[str] | None = None, *,
-                with_usage: bool = True, done: bool = True) -> list[JSON]:
+def chat_events(
+    body: JSON,
+    pieces: list[str] | None = None,
+    reasoning: list[str] | None = None,
+    *,
+    with_usage: bool = True,
+    done: bool = True,
+) -> list[JSON]:
     """A Chat Completions body as the chunk stream that builds it, ending in ``[DONE]``."""
     message = body["choices"][0]["message"]
-    base = {"id": body["id"], "object": "chat.completion.chunk", "created": body.get("created", 0),
-            "model": body.get("model", "")}
+    base = {
+        "id": body["id"],
+        "object": "chat.completion.chunk",
+        "created": body.get("created", 0),
+        "model": body.get("model", ""),
+    }
 
     def chunk(delta: JSON, finish: str | None = None) -> JSON:
-        return {"data": {**base, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]}}
+        return {
+            "data": {
+                **base,
+                "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+            }
+        }
 
     events = [chunk({"role": "assistant", "content": ""})]
-    events += [chunk({"reasoning_content": p}) for p in (reasoning if reasoning is not None else
-                                                          [message["reasoning_content"]] if message.get("reasoning_content") else [])]
-    events += [chunk({"content": p}) for p in (pieces if pieces is not None else [message["content"]] if message["content"] else [])]
+    events += [
+        chunk({"reasoning_content": p})
+        for p in (
+            reasoning
+            if reasoning is not None
+            else [message["reasoning_content"]]
+            if message.get("reasoning_content")
+            else []
+        )
+    ]
+    events += [
+        chunk({"content": p})
+        for p in (pieces if pieces is not None else [message["content"]] if message["content"] else [])
+    ]
     for index, call in enumerate(message.get("tool_calls") or []):
         events.append(chunk({"tool_calls": [{"index": index, **call}]}))
     if done:

@@ -43,8 +43,19 @@ from . import (
 )
 
 SCHEMA_VERSION = 1
-EVENT_TYPES = frozenset({"session.start", "llm.request", "llm.response", "tool.call", "permission.decision",
-                         "tool.result", "context.compaction", "error", "session.end"})
+EVENT_TYPES = frozenset(
+    {
+        "session.start",
+        "llm.request",
+        "llm.response",
+        "tool.call",
+        "permission.decision",
+        "tool.result",
+        "context.compaction",
+        "error",
+        "session.end",
+    }
+)
 DEFAULT_CONTEXT = {"max_input_tokens": None, "keep_recent_messages": 4, "summary_max_tokens": 2048}
 _CROCKFORD32 = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
@@ -74,7 +85,12 @@ def _tool_results(call: Call | None) -> dict[str, JSON]:
     """Every tool_result block the (next) request carries, by tool_use_id."""
     if call is None:
         return {}
-    return {b["tool_use_id"]: b for m in call.request["messages"] for b in m["content"] if b["type"] == "tool_result"}
+    return {
+        b["tool_use_id"]: b
+        for m in call.request["messages"]
+        for b in m["content"]
+        if b["type"] == "tool_result"
+    }
 
 
 def _provider(call: Call) -> str:
@@ -94,18 +110,30 @@ def _plan(calls: list[Call], kept: JSON) -> tuple[list[JSON], list[str]]:
     if messages and messages[0]["role"] == "user":
         task = "".join(b.get("text", "") for b in messages[0]["content"] if b["type"] == "text")
     if first is not None and messages != [{"role": "user", "content": [text_block(task)]}]:
-        reasons.append(f"{calls[0].label} starts with {len(messages)} message(s), not the task alone "
-                       "(regista's first request is one user text message)")
+        reasons.append(
+            f"{calls[0].label} starts with {len(messages)} message(s), not the task alone "
+            "(regista's first request is one user text message)"
+        )
     apis = {_provider(c) for c in calls}
     if len(apis) > 1:
         reasons.append("the cassette mixes Anthropic and OpenAI calls")
-    events: list[JSON] = [{
-        "type": "session.start", "task": task, "instructions": first["system"] if first else "",
-        "model": first["model"] if first else "", "provider": _provider(calls[0]) if calls else "anthropic",
-        "tool_schemas": first["tools"] if first else [], "policy": "allow_all", "context": dict(DEFAULT_CONTEXT),
-        "regista_version": f"llmvcr-{LLMVCR_VERSION}", "replay_of": None, "skills": [], "parent_session_id": None,
-        "llmvcr": kept,
-    }]
+    events: list[JSON] = [
+        {
+            "type": "session.start",
+            "task": task,
+            "instructions": first["system"] if first else "",
+            "model": first["model"] if first else "",
+            "provider": _provider(calls[0]) if calls else "anthropic",
+            "tool_schemas": first["tools"] if first else [],
+            "policy": "allow_all",
+            "context": dict(DEFAULT_CONTEXT),
+            "regista_version": f"llmvcr-{LLMVCR_VERSION}",
+            "replay_of": None,
+            "skills": [],
+            "parent_session_id": None,
+            "llmvcr": kept,
+        }
+    ]
     total = usage()
     cost = 0.0
     wall = 0
@@ -117,8 +145,15 @@ def _plan(calls: list[Call], kept: JSON) -> tuple[list[JSON], list[str]]:
         after = calls[k + 1] if k + 1 < len(calls) else None
         if call.response is None and after is not None and after.request == call.request:
             # The SDK's retry of a failed call: regista's providers retry inside one traced call.
-            events.append({"type": "error", "phase": "llm.request", "error_type": "ProviderError",
-                           "message": call.error or "", "retried": True})
+            events.append(
+                {
+                    "type": "error",
+                    "phase": "llm.request",
+                    "error_type": "ProviderError",
+                    "message": call.error or "",
+                    "retried": True,
+                }
+            )
             continue
         turn += 1
         request = call.request
@@ -127,20 +162,42 @@ def _plan(calls: list[Call], kept: JSON) -> tuple[list[JSON], list[str]]:
         assert first is not None
         for key in ("model", "system", "tools", "max_tokens", "params"):
             if request[key] != first[key]:
-                reasons.append(f"{call.label} changes {key!r} (regista keeps the first request's for the session)")
-        events.append({"type": "llm.request", "turn": turn, "request": request, "request_hash": canonical_hash(request)})
+                reasons.append(
+                    f"{call.label} changes {key!r} (regista keeps the first request's for the session)"
+                )
+        events.append(
+            {"type": "llm.request", "turn": turn, "request": request, "request_hash": canonical_hash(request)}
+        )
         if call.response is None:
-            events.append({"type": "error", "phase": "llm.request", "error_type": "ProviderError",
-                           "message": call.error or "", "retried": False})
+            events.append(
+                {
+                    "type": "error",
+                    "phase": "llm.request",
+                    "error_type": "ProviderError",
+                    "message": call.error or "",
+                    "retried": False,
+                }
+            )
             stop = "error"
             if after is not None:
-                reasons.append(f"{call.label} failed and the cassette goes on (regista ends a session at an error)")
+                reasons.append(
+                    f"{call.label} failed and the cassette goes on (regista ends a session at an error)"
+                )
             expected = None
             continue
         response = call.response
         turn_cost = cost_of(call.entry)
-        events.append({"type": "llm.response", "turn": turn, "response": response, "usage": response["usage"],
-                       "cost_usd": turn_cost, "latency_ms": call.latency_ms, "replayed": False})
+        events.append(
+            {
+                "type": "llm.response",
+                "turn": turn,
+                "response": response,
+                "usage": response["usage"],
+                "cost_usd": turn_cost,
+                "latency_ms": call.latency_ms,
+                "replayed": False,
+            }
+        )
         total = usage(*(total[key] + response["usage"][key] for key in total))
         cost += turn_cost or 0.0
         wall += call.latency_ms
@@ -152,33 +209,80 @@ def _plan(calls: list[Call], kept: JSON) -> tuple[list[JSON], list[str]]:
             uses = [b for b in response["message"]["content"] if b["type"] == "tool_use"]
             found = _tool_results(after)
             for block in uses:
-                events.append({"type": "tool.call", "tool_use_id": block["id"], "name": block["name"],
-                               "input": block["input"]})
-                events.append({"type": "permission.decision", "tool_use_id": block["id"], "decision": "allow",
-                               "resolution": None, "policy": "allow_all", "reason": ""})
+                events.append(
+                    {
+                        "type": "tool.call",
+                        "tool_use_id": block["id"],
+                        "name": block["name"],
+                        "input": block["input"],
+                    }
+                )
+                events.append(
+                    {
+                        "type": "permission.decision",
+                        "tool_use_id": block["id"],
+                        "decision": "allow",
+                        "resolution": None,
+                        "policy": "allow_all",
+                        "reason": "",
+                    }
+                )
             for block in uses:
                 if block["id"] in found:
                     result = found[block["id"]]
-                    events.append({"type": "tool.result", "tool_use_id": block["id"], "content": result["content"],
-                                   "is_error": result["is_error"], "duration_ms": 0})
+                    events.append(
+                        {
+                            "type": "tool.result",
+                            "tool_use_id": block["id"],
+                            "content": result["content"],
+                            "is_error": result["is_error"],
+                            "duration_ms": 0,
+                        }
+                    )
             if after is None:
                 stop = "max_turns"  # regista stops before the next request when the turns run out
             elif all(b["id"] in found for b in uses):
-                expected.append({"role": "user", "content": [
-                    {"type": "tool_result", "tool_use_id": b["id"], "content": found[b["id"]]["content"],
-                     "is_error": found[b["id"]]["is_error"]} for b in uses]})
+                expected.append(
+                    {
+                        "role": "user",
+                        "content": [
+                            {
+                                "type": "tool_result",
+                                "tool_use_id": b["id"],
+                                "content": found[b["id"]]["content"],
+                                "is_error": found[b["id"]]["is_error"],
+                            }
+                            for b in uses
+                        ],
+                    }
+                )
             else:
                 reasons.append(f"{after.label} does not carry a result for every tool call of {call.label}")
         elif response["stop_reason"] in FINAL_STOP_REASONS and after is not None:
-            reasons.append(f"{after.label} follows a final answer ({response['stop_reason']!r}); "
-                           "regista ends the session there")
-    events.append({"type": "session.end", "stop_reason": stop, "turns": turn, "usage": total, "cost_usd": cost,
-                   "wall_time_ms": wall, "final_output": output})
+            reasons.append(
+                f"{after.label} follows a final answer ({response['stop_reason']!r}); "
+                "regista ends the session there"
+            )
+    events.append(
+        {
+            "type": "session.end",
+            "stop_reason": stop,
+            "turns": turn,
+            "usage": total,
+            "cost_usd": cost,
+            "wall_time_ms": wall,
+            "final_output": output,
+        }
+    )
     return events, reasons
 
 
-def to_regista_trace(cassette: Cassette | str | os.PathLike[str], path: str | os.PathLike[str], *,
-                     session_id: str | None = None) -> str:
+def to_regista_trace(
+    cassette: Cassette | str | os.PathLike[str],
+    path: str | os.PathLike[str],
+    *,
+    session_id: str | None = None,
+) -> str:
     """Write ``cassette`` as a regista JSONL trace at ``path`` (a folder gets ``<session_id>.jsonl``).
 
     Anthropic and OpenAI calls (Chat Completions and Responses, streamed or not) become
@@ -194,12 +298,18 @@ def to_regista_trace(cassette: Cassette | str | os.PathLike[str], path: str | os
     for position, entry in enumerate(cassette.entries):
         call = read_call(entry, position)
         if call is None:
-            left_out.append(f"entry {position} ({entry.provider} {entry.request.method} {entry.request.path}) "
-                            "is not a model call; left out")
+            left_out.append(
+                f"entry {position} ({entry.provider} {entry.request.method} {entry.request.path}) "
+                "is not a model call; left out"
+            )
         else:
             calls.append(call)
             left_out.extend(f"entry {position}: {note}" for note in call.notes)
-    kept: JSON = {"seed": cassette.seed, "metadata": cassette.metadata, "recorded_with": cassette.recorded_with}
+    kept: JSON = {
+        "seed": cassette.seed,
+        "metadata": cassette.metadata,
+        "recorded_with": cassette.recorded_with,
+    }
     events, reasons = _plan(calls, kept)
     if not calls:
         reasons.append("the cassette holds no model calls")
@@ -217,9 +327,12 @@ def to_regista_trace(cassette: Cassette | str | os.PathLike[str], path: str | os
         f.write("\n".join(lines) + "\n")
     source = cassette.path or "the cassette"
     if reasons:
-        warnings.warn(f"{source} is not one regista conversation, so a strict regista.replay() of {target} will "
-                      f"diverge (use mode='warn' to step through it): " + "; ".join(dict.fromkeys(reasons)),
-                      ConversionWarning, stacklevel=2)
+        warnings.warn(
+            f"{source} is not one regista conversation, so a strict regista.replay() of {target} will "
+            f"diverge (use mode='warn' to step through it): " + "; ".join(dict.fromkeys(reasons)),
+            ConversionWarning,
+            stacklevel=2,
+        )
     if left_out:
         warnings.warn(f"{source} -> {target}: " + "; ".join(left_out), ConversionWarning, stacklevel=2)
     return target
@@ -243,13 +356,22 @@ def read_trace(path: str | os.PathLike[str]) -> list[JSON]:
         try:
             event = json.loads(line)
         except ValueError as err:
-            raise CassetteFormatError(path, f"line {number} is not JSON ({err}); is this a regista trace?") from None
+            raise CassetteFormatError(
+                path, f"line {number} is not JSON ({err}); is this a regista trace?"
+            ) from None
         if not isinstance(event, dict) or event.get("type") not in EVENT_TYPES:
-            raise CassetteFormatError(path, f"line {number}: not a regista event (type {event.get('type')!r})"
-                                      if isinstance(event, dict) else f"line {number}: not a regista event")
+            raise CassetteFormatError(
+                path,
+                f"line {number}: not a regista event (type {event.get('type')!r})"
+                if isinstance(event, dict)
+                else f"line {number}: not a regista event",
+            )
         if int(event.get("schema_version", SCHEMA_VERSION)) > SCHEMA_VERSION:
-            raise CassetteFormatError(path, f"line {number}: trace schema v{event['schema_version']} is newer "
-                                      f"than llmvcr reads (v{SCHEMA_VERSION})")
+            raise CassetteFormatError(
+                path,
+                f"line {number}: trace schema v{event['schema_version']} is newer "
+                f"than llmvcr reads (v{SCHEMA_VERSION})",
+            )
         events.append(event)
     if not events or events[0]["type"] != "session.start":
         raise CassetteFormatError(path, "a regista trace begins with a session.start event")
@@ -260,7 +382,9 @@ def _entry(provider: str, request: JSON, response: JSON, stream: bool) -> Entry:
     if provider == "openai":
         body = openai_wire(request)
         path = "/v1/chat/completions"
-        reply = chat_body(response, str(response.get("request_id") or "chatcmpl-" + digest(request, response)))
+        reply = chat_body(
+            response, str(response.get("request_id") or "chatcmpl-" + digest(request, response))
+        )
         headers = {"content-type": "application/json"}
     else:
         body = anthropic_wire(request)
@@ -281,7 +405,9 @@ def _entry(provider: str, request: JSON, response: JSON, stream: bool) -> Entry:
     return Entry(provider, record, recorded, default_request_hash(record.normalised()))
 
 
-def from_regista_trace(path: str | os.PathLike[str], *, provider: str | None = None, stream: bool = False) -> Cassette:
+def from_regista_trace(
+    path: str | os.PathLike[str], *, provider: str | None = None, stream: bool = False
+) -> Cassette:
     """Read a regista trace into a cassette of the calls regista's provider made, one entry per LLM call.
 
     Each request is the body regista's ``AnthropicProvider`` (or, for ``openai_compat`` traces or
@@ -308,17 +434,26 @@ def from_regista_trace(path: str | os.PathLike[str], *, provider: str | None = N
     cassette = Cassette(
         seed=None if seed is None else str(seed),
         recorded_with=recorded_with,
-        metadata={**(kept.get("metadata") or {}),
-                  "regista": {k: start.get(k) for k in ("session_id", "task", "model", "provider", "replay_of")}},
+        metadata={
+            **(kept.get("metadata") or {}),
+            "regista": {k: start.get(k) for k in ("session_id", "task", "model", "provider", "replay_of")},
+        },
     )
-    for request_event, response_event in zip(requests, responses):
+    for request_event, response_event in zip(requests, responses, strict=False):
         request, response = request_event.get("request"), response_event.get("response")
         if not isinstance(request, dict) or not isinstance(response, dict) or "message" not in response:
-            raise CassetteFormatError(os.fspath(path), f"seq {request_event.get('seq')}: an llm.request/llm.response "
-                                      "pair without a request or a response message")
+            raise CassetteFormatError(
+                os.fspath(path),
+                f"seq {request_event.get('seq')}: an llm.request/llm.response "
+                "pair without a request or a response message",
+            )
         request = {"system": None, "tools": [], "max_tokens": 8192, "params": {}, **request}
         cassette.append(_entry(provider, request, response, stream))
     if len(requests) > len(responses):
-        warnings.warn(f"{os.fspath(path)}: the last llm.request has no response (the session ended in an error "
-                      "or crashed); left out", ConversionWarning, stacklevel=2)
+        warnings.warn(
+            f"{os.fspath(path)}: the last llm.request has no response (the session ended in an error "
+            "or crashed); left out",
+            ConversionWarning,
+            stacklevel=2,
+        )
     return cassette

@@ -144,7 +144,11 @@ def provider_of(headers: dict[str, str], url: Any, path: str) -> str | None:
 
 def _interaction(raw: Any, position: int, path: str, versions: dict[str, str]) -> Entry | str:
     """One vcrpy interaction as an Entry, or the reason it is not an LLM call."""
-    if not isinstance(raw, dict) or not isinstance(raw.get("request"), dict) or not isinstance(raw.get("response"), dict):
+    if (
+        not isinstance(raw, dict)
+        or not isinstance(raw.get("request"), dict)
+        or not isinstance(raw.get("response"), dict)
+    ):
         raise CassetteFormatError(path, "an interaction needs a request and a response", entry=position)
     req, res = raw["request"], raw["response"]
     url = urlsplit(str(req.get("uri", "")))
@@ -152,7 +156,9 @@ def _interaction(raw: Any, position: int, path: str, versions: dict[str, str]) -
     provider = provider_of(headers, url, url.path)
     method = str(req.get("method", "GET")).upper()
     if provider is None:
-        return f"interaction {position} ({method} {req.get('uri')}) is not an Anthropic or OpenAI call; left out"
+        return (
+            f"interaction {position} ({method} {req.get('uri')}) is not an Anthropic or OpenAI call; left out"
+        )
     match = _AGENT.match(headers.get("user-agent", ""))
     if match:
         versions[provider] = match.group(2)
@@ -160,7 +166,9 @@ def _interaction(raw: Any, position: int, path: str, versions: dict[str, str]) -
     kept = redactor.headers(headers.items(), REQUEST_HEADERS)  # learns the credentials it drops
     kept.pop("content-type", None)
     query = redactor.query(parse_qsl(url.query, keep_blank_values=True))
-    body = _parse(_decode(_bytes(req.get("body")), headers.get("content-encoding", "")), headers.get("content-type", ""))
+    body = _parse(
+        _decode(_bytes(req.get("body")), headers.get("content-encoding", "")), headers.get("content-type", "")
+    )
     if isinstance(body, dict) and body.get("stream") is False:
         body = {k: v for k, v in body.items() if k != "stream"}  # as llmvcr records .parse()
     request = Request(method, url.path, body=redactor.tree(body), query=query, headers=kept)
@@ -171,7 +179,9 @@ def _interaction(raw: Any, position: int, path: str, versions: dict[str, str]) -
         status = status_field.get("code") if isinstance(status_field, dict) else status_field
         res_headers, content = _headers(res.get("headers")), res.get("body")
     if not isinstance(status, int):
-        raise CassetteFormatError(path, f"no HTTP status code ({status!r})", entry=position, field="response.status")
+        raise CassetteFormatError(
+            path, f"no HTTP status code ({status!r})", entry=position, field="response.status"
+        )
     res_map = dict(res_headers)
     content_type = res_map.get("content-type", "")
     data = _decode(_bytes(content), res_map.get("content-encoding", ""))
@@ -195,7 +205,9 @@ def from_vcrpy(path: str | os.PathLike[str]) -> Cassette:
     document = read_document(path)
     interactions = document.get("interactions") if isinstance(document, dict) else None
     if not isinstance(interactions, list):
-        raise CassetteFormatError(path, "no 'interactions' list: this is not a vcrpy cassette", field="interactions")
+        raise CassetteFormatError(
+            path, "no 'interactions' list: this is not a vcrpy cassette", field="interactions"
+        )
     versions: dict[str, str] = {"llmvcr": LLMVCR_VERSION}
     entries: list[Entry] = []
     left_out: list[str] = []

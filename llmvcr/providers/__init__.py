@@ -63,7 +63,9 @@ def register_provider(provider: Provider | str) -> Provider:
     if isinstance(provider, str):
         provider = _from_path(provider)
     if not isinstance(provider, Provider):
-        raise ValueError(f"{provider!r} is not a provider: it needs name, sdk_version(), install(), uninstall()")
+        raise ValueError(
+            f"{provider!r} is not a provider: it needs name, sdk_version(), install(), uninstall()"
+        )
     with _lock:
         old = _providers.get(provider.name)
         _providers[provider.name] = provider
@@ -86,7 +88,9 @@ def _from_path(path: str) -> Provider:
     try:
         value: Provider = getattr(importlib.import_module(module_name), attr or "provider")
     except (ImportError, AttributeError) as err:
-        raise ValueError(f"register_provider({path!r}): {err}; use 'stainless:<package>' or 'pkg.mod:attr'") from None
+        raise ValueError(
+            f"register_provider({path!r}): {err}; use 'stainless:<package>' or 'pkg.mod:attr'"
+        ) from None
     return value
 
 

@@ -19,8 +19,9 @@ import re
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import orjson
 import wrapt
@@ -146,7 +147,13 @@ class HttpProvider:
         if isinstance(body, dict) and body.get("stream") is False:
             # .parse() sends "stream": false where create() omits it: the same request.
             body = {k: v for k, v in body.items() if k != "stream"}
-        return Request(method=request.method, path=url.path, body=_redact_body(redactor, body), query=query, headers=headers)
+        return Request(
+            method=request.method,
+            path=url.path,
+            body=_redact_body(redactor, body),
+            query=query,
+            headers=headers,
+        )
 
 
 # -- reading wire requests cheaply ---------------------------------------------------------
@@ -359,7 +366,14 @@ def _is_sse(content_type: str) -> bool:
 class _Capture:
     """Collects a live response while the caller reads it, then hands the record to the session."""
 
-    def __init__(self, finish: Callable[[Response], None], status: int, headers: dict[str, str], sse: bool, start: float) -> None:
+    def __init__(
+        self,
+        finish: Callable[[Response], None],
+        status: int,
+        headers: dict[str, str],
+        sse: bool,
+        start: float,
+    ) -> None:
         self.finish_cb, self.status, self.headers, self.sse = finish, status, headers, sse
         self.parser = SSEParser(start)
         self.raw: list[bytes] = []
@@ -377,7 +391,9 @@ class _Capture:
         self.done = True
         if self.sse:
             self.parser.flush()
-            response = Response(self.status, self.headers, stream=self.parser.events, truncated=truncated, failure=failure)
+            response = Response(
+                self.status, self.headers, stream=self.parser.events, truncated=truncated, failure=failure
+            )
         else:
             body = _parse_body(b"".join(self.raw), self.headers.get("content-type", ""))
             response = Response(self.status, self.headers, body=body, truncated=truncated, failure=failure)
@@ -494,7 +510,11 @@ def _replay_stream(module: Any, response: Response, speed: float | None, is_asyn
 
 
 def _served_headers(response: Response) -> dict[str, str]:
-    return {k: v for k, v in response.headers.items() if k not in ("content-length", "content-encoding", "set-cookie")}
+    return {
+        k: v
+        for k, v in response.headers.items()
+        if k not in ("content-length", "content-encoding", "set-cookie")
+    }
 
 
 def build_response(module: Any, recorded: Response, request: Any, speed: float | None, is_async: bool) -> Any:
@@ -550,7 +570,13 @@ def _prepare(module: Any, args: Any, kwargs: Any) -> tuple[Any, Any, HttpProvide
             raise module.ReadTimeout(fault.message, request=request)
         if fault.kind == "connection":
             raise module.ConnectError(fault.message, request=request)
-        return session, request, provider, record, Decision(Entry(provider.name, record, fault.response(provider.name), ""), False, "")
+        return (
+            session,
+            request,
+            provider,
+            record,
+            Decision(Entry(provider.name, record, fault.response(provider.name), ""), False, ""),
+        )
     try:
         decision = session.decide(provider.name, record)
     except LLMVCRError as err:
@@ -572,7 +598,9 @@ def _make_wrappers(module: Any) -> tuple[Callable[..., Any], Callable[..., Any]]
         session, request, provider, record, decision = prepared
         stream = kwargs.get("stream", False)
         if decision.entry is not None:
-            response = build_response(module, decision.entry.response, request, session.options.replay_speed, False)
+            response = build_response(
+                module, decision.entry.response, request, session.options.replay_speed, False
+            )
             if not stream:
                 response.read()
             return response
@@ -580,8 +608,13 @@ def _make_wrappers(module: Any) -> tuple[Callable[..., Any], Callable[..., Any]]
         start = time.perf_counter()
         response = wrapped(*args, **kwargs)
         finish = _finisher(session, provider, record, decision.request_hash)
-        capture = _Capture(finish, response.status_code, _record_headers(session, response),
-                           _is_sse(response.headers.get("content-type", "")) and stream, start)
+        capture = _Capture(
+            finish,
+            response.status_code,
+            _record_headers(session, response),
+            _is_sse(response.headers.get("content-type", "")) and stream,
+            start,
+        )
         if stream:
             response.stream = _make_tee(module, response.stream, capture, False)
             session.stream_opened(lambda: capture.finish(truncated=True))
@@ -598,7 +631,9 @@ def _make_wrappers(module: Any) -> tuple[Callable[..., Any], Callable[..., Any]]
             session, request, provider, record, decision = prepared
             stream = kwargs.get("stream", False)
             if decision.entry is not None:
-                response = build_response(module, decision.entry.response, request, session.options.replay_speed, True)
+                response = build_response(
+                    module, decision.entry.response, request, session.options.replay_speed, True
+                )
                 if not stream:
                     await response.aread()
                 return response
@@ -606,8 +641,13 @@ def _make_wrappers(module: Any) -> tuple[Callable[..., Any], Callable[..., Any]]
             start = time.perf_counter()
             response = await wrapped(*args, **kwargs)
             finish = _finisher(session, provider, record, decision.request_hash)
-            capture = _Capture(finish, response.status_code, _record_headers(session, response),
-                               _is_sse(response.headers.get("content-type", "")) and stream, start)
+            capture = _Capture(
+                finish,
+                response.status_code,
+                _record_headers(session, response),
+                _is_sse(response.headers.get("content-type", "")) and stream,
+                start,
+            )
             if stream:
                 response.stream = _make_tee(module, response.stream, capture, True)
                 session.stream_opened(lambda: capture.finish(truncated=True))
@@ -621,7 +661,9 @@ def _make_wrappers(module: Any) -> tuple[Callable[..., Any], Callable[..., Any]]
     return sync_send, async_send
 
 
-def _finisher(session: Any, provider: HttpProvider, record: Request, request_hash: str) -> Callable[[Response], None]:
+def _finisher(
+    session: Any, provider: HttpProvider, record: Request, request_hash: str
+) -> Callable[[Response], None]:
     def finish(response: Response) -> None:
         redacted = Response(
             response.status,

@@ -10,7 +10,8 @@ import dataclasses
 import importlib
 import importlib.metadata
 import inspect
-from typing import Any, AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
 
 import wrapt
 
@@ -91,7 +92,9 @@ def _rebuild_error(data: Any) -> BaseException:
 class FunctionProvider:
     """Records ``target`` (``"package.module:Class.method"``) while a cassette is open."""
 
-    def __init__(self, target: str, serialize: Serialize | None = None, deserialize: Deserialize | None = None) -> None:
+    def __init__(
+        self, target: str, serialize: Serialize | None = None, deserialize: Deserialize | None = None
+    ) -> None:
         if ":" not in target:
             raise ValueError(f"patch_function({target!r}): expected 'package.module:Class.method'")
         self.target = target
@@ -117,7 +120,9 @@ class FunctionProvider:
         for part in parents:
             owner = getattr(owner, part)
         self._owner, self._attr = owner, attr
-        self._original = owner.__dict__[attr] if attr in getattr(owner, "__dict__", {}) else getattr(owner, attr)
+        self._original = (
+            owner.__dict__[attr] if attr in getattr(owner, "__dict__", {}) else getattr(owner, attr)
+        )
         wrapt.wrap_function_wrapper(owner, attr, self._wrapper)
 
     def uninstall(self) -> None:
@@ -149,9 +154,13 @@ class FunctionProvider:
         try:
             result = wrapped(*args, **kwargs)
         except Exception as err:
-            session.record(self.name, request, Response(500, body={"error": _error_json(err)}), decision.request_hash)
+            session.record(
+                self.name, request, Response(500, body={"error": _error_json(err)}), decision.request_hash
+            )
             raise
-        session.record(self.name, request, Response(200, body={"return": self.serialize(result)}), decision.request_hash)
+        session.record(
+            self.name, request, Response(200, body={"return": self.serialize(result)}), decision.request_hash
+        )
         return result
 
     def _replay_value(self, response: Response) -> Any:
@@ -160,15 +169,21 @@ class FunctionProvider:
             raise _rebuild_error(body["error"])
         return self.deserialize(body.get("return"))
 
-    async def _coroutine(self, session: Any, request: Request, decision: Any, wrapped: Any, args: Any, kwargs: Any) -> Any:
+    async def _coroutine(
+        self, session: Any, request: Request, decision: Any, wrapped: Any, args: Any, kwargs: Any
+    ) -> Any:
         if decision.entry is not None:
             return self._replay_value(decision.entry.response)
         try:
             result = await wrapped(*args, **kwargs)
         except Exception as err:
-            session.record(self.name, request, Response(500, body={"error": _error_json(err)}), decision.request_hash)
+            session.record(
+                self.name, request, Response(500, body={"error": _error_json(err)}), decision.request_hash
+            )
             raise
-        session.record(self.name, request, Response(200, body={"return": self.serialize(result)}), decision.request_hash)
+        session.record(
+            self.name, request, Response(200, body={"return": self.serialize(result)}), decision.request_hash
+        )
         return result
 
     def _items(self, response: Response) -> tuple[list[Any], Any]:
@@ -176,7 +191,9 @@ class FunctionProvider:
         error = response.body.get("error") if isinstance(response.body, dict) else None
         return items, error
 
-    def _gen(self, session: Any, request: Request, decision: Any, wrapped: Any, args: Any, kwargs: Any) -> Iterator[Any]:
+    def _gen(
+        self, session: Any, request: Request, decision: Any, wrapped: Any, args: Any, kwargs: Any
+    ) -> Iterator[Any]:
         if decision.entry is not None:
             items, error = self._items(decision.entry.response)
             yield from items
@@ -196,11 +213,16 @@ class FunctionProvider:
             raise
         finally:
             body = {"error": failure} if failure else None
-            session.record(self.name, request, Response(200, body=body, stream=seen, truncated=not finished and not failure),
-                           decision.request_hash)
+            session.record(
+                self.name,
+                request,
+                Response(200, body=body, stream=seen, truncated=not finished and not failure),
+                decision.request_hash,
+            )
 
-    async def _async_gen(self, session: Any, request: Request, decision: Any, wrapped: Any, args: Any,
-                         kwargs: Any) -> AsyncIterator[Any]:
+    async def _async_gen(
+        self, session: Any, request: Request, decision: Any, wrapped: Any, args: Any, kwargs: Any
+    ) -> AsyncIterator[Any]:
         if decision.entry is not None:
             items, error = self._items(decision.entry.response)
             for item in items:
@@ -221,11 +243,17 @@ class FunctionProvider:
             raise
         finally:
             body = {"error": failure} if failure else None
-            session.record(self.name, request, Response(200, body=body, stream=seen, truncated=not finished and not failure),
-                           decision.request_hash)
+            session.record(
+                self.name,
+                request,
+                Response(200, body=body, stream=seen, truncated=not finished and not failure),
+                decision.request_hash,
+            )
 
 
-def patch_function(target: str, *, serialize: Serialize | None = None, deserialize: Deserialize | None = None) -> FunctionProvider:
+def patch_function(
+    target: str, *, serialize: Serialize | None = None, deserialize: Deserialize | None = None
+) -> FunctionProvider:
     """Record and replay calls of any function, method, generator or async generator.
 
     >>> llmvcr.patch_function("my_gateway.client:Gateway.complete")

@@ -56,7 +56,9 @@ def _close_error(failure: str | None, *, by_client: bool = False) -> BaseExcepti
 class _Socket:
     """What both stand-ins share: the turn being recorded, and the queue of replayed messages."""
 
-    def __init__(self, session: Any, path: str, query: tuple[tuple[str, str], ...], opener: Callable[[], Any]) -> None:
+    def __init__(
+        self, session: Any, path: str, query: tuple[tuple[str, str], ...], opener: Callable[[], Any]
+    ) -> None:
         self.session, self.path, self.query, self.opener = session, path, query, opener
         self.real: Any = None
         self.queue: deque[tuple[float, bytes | None, str | None]] = deque()  # (due, message, failure)
@@ -239,7 +241,9 @@ def _session_for(manager: Any) -> Any:
     return (bound_session(client) if client is not None else None) or current_session()
 
 
-def _socket_args(manager: Any, session: Any, args: Any, kwargs: Any) -> tuple[str, tuple[tuple[str, str], ...]]:
+def _socket_args(
+    manager: Any, session: Any, args: Any, kwargs: Any
+) -> tuple[str, tuple[tuple[str, str], ...]]:
     url = manager._prepare_url()
     extra_query = (args[0] if args else kwargs.get("extra_query")) or {}
     pairs = list(url.params.multi_items()) + [(str(k), str(v)) for k, v in dict(extra_query).items()]
@@ -289,8 +293,10 @@ class OpenAIWebSocketProvider:
                 module = importlib.import_module(module_name)
             except ImportError:
                 continue
-            for cls_name, wrapper in (("ResponsesConnectionManager", _sync_wrapper),
-                                      ("AsyncResponsesConnectionManager", _async_wrapper)):
+            for cls_name, wrapper in (
+                ("ResponsesConnectionManager", _sync_wrapper),
+                ("AsyncResponsesConnectionManager", _async_wrapper),
+            ):
                 cls = getattr(module, cls_name, None)
                 if cls is not None and "_connect_ws" in cls.__dict__:
                     patch = _Patch(cls, "_connect_ws", wrapper)
