@@ -14,9 +14,9 @@ class MistralProvider(HttpProvider):
 
 
 provider = MistralProvider(
-    name="mistral",  # stored in each entry and in recorded_with
-    package="mistralai",  # its version goes into recorded_with
-    hosts=("api.mistral.ai",),  # requests to these hosts are its own too
+    name="mistral",                   # stored in each entry and in recorded_with
+    package="mistralai",              # its version goes into recorded_with
+    hosts=("api.mistral.ai",),        # requests to these hosts are its own too
     # The SDK method above its retry loop: an llmvcr error (a replay divergence) raised
     # in send() leaves through it unwrapped, and is never retried.
     sync_funnels=("mistralai.client.basesdk:BaseSDK.do_request",),
