@@ -24,10 +24,10 @@ from .errors import (
 __version__ = "0.1.0"
 
 _LAZY = {
-    "use_cassette": "session",
-    "recording": "session",
-    "configure": "session",
-    "Options": "session",
+    "use_cassette": "api",
+    "recording": "api",
+    "configure": "options",
+    "Options": "options",
     "Cassette": "cassette",
     "Entry": "cassette",
     "Request": "cassette",
@@ -39,8 +39,8 @@ _LAZY = {
     "register_provider": "providers",
     "Provider": "providers",
     "patch_function": "providers.function",
-    "create_recording_adapter": "adapters",
-    "create_replay_adapter": "adapters",
+    "create_recording_adapter": "clients",
+    "create_replay_adapter": "clients",
     "inject_error": "faults",
     "to_regista_trace": "convert.regista",
     "from_regista_trace": "convert.regista",
@@ -92,8 +92,10 @@ def __getattr__(name: str) -> Any:
 
 
 if TYPE_CHECKING:
-    from .adapters import create_recording_adapter as create_recording_adapter
-    from .adapters import create_replay_adapter as create_replay_adapter
+    from .api import recording as recording
+    from .api import use_cassette as use_cassette
+    from .clients import create_recording_adapter as create_recording_adapter
+    from .clients import create_replay_adapter as create_replay_adapter
     from .cassette import Cassette as Cassette
     from .cassette import Entry as Entry
     from .cassette import Request as Request
@@ -109,9 +111,7 @@ if TYPE_CHECKING:
     from .providers import Provider as Provider
     from .providers import register_provider as register_provider
     from .providers.function import patch_function as patch_function
-    from .session import Options as Options
-    from .session import configure as configure
-    from .session import recording as recording
-    from .session import use_cassette as use_cassette
+    from .options import Options as Options
+    from .options import configure as configure
     from .storage import load_cassette as load_cassette
     from .storage import save_cassette as save_cassette

@@ -29,7 +29,7 @@ from .diff import shorten_pair, structural_diff
 from .errors import CassetteFormatError, LLMVCRError
 from .playlog import PLAY_LOG, read_record, update_record
 from .redact import find_secrets
-from .session import resolve_path
+from .options import resolve_path
 from .storage import atomic_write, document_of, dump_document, file_lock, load_cassette, parse_document
 
 SOURCES = ("llmvcr", "vcrpy", "regista", "agentskit")

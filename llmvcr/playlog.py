@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from .session import Session, _listeners
+from . import _active
+from .session import Session
 
 __all__ = ["PLAY_LOG", "PlayLog", "PlayRecord", "read_record", "update_record"]
 
@@ -194,12 +195,11 @@ class PlayLog:
         return sorted(set(written))
 
     def __enter__(self) -> PlayLog:
-        _listeners.append(self.on_session)
+        _active.add_listener(self.on_session)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.on_session in _listeners:
-            _listeners.remove(self.on_session)
+        _active.remove_listener(self.on_session)
         if exc[0] is not None:
             self.test_failed(self.test or "(outside tests)")
         self.write()

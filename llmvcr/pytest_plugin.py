@@ -6,10 +6,8 @@ then the command line (``--llmvcr-record-mode`` overrides every cassette, as in 
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import re
-import socket
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -17,11 +15,13 @@ from typing import Any
 
 import pytest
 
-from .errors import NetworkBlockedError
+from . import _active
+from ._guard import Guard
+from .api import CassetteContext
+from .options import RECORD_MODES, Options
 from .playlog import PlayLog
-from .session import RECORD_MODES, CassetteContext, Options, Session, _listeners, current_session
-
-_LOOPBACK_NAMES = {"localhost", "localhost.localdomain", "ip6-localhost"}
+from .session import Session
+from .usage import cost_of, tokens_of
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -65,27 +65,27 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     stats = _Stats()
     config.stash[_STATS] = stats
-    _listeners.append(stats.on_session)
+    _active.add_listener(stats.on_session)
     # what this run plays, for `llmvcr prune`; xdist workers share the controller's run id
     plays = PlayLog(getattr(config, "workerinput", {}).get("testrunuid"))
     config.stash[_PLAYS] = plays
-    _listeners.append(plays.on_session)
+    _active.add_listener(plays.on_session)
     block = config.getoption("llmvcr_block_network")
     if block is None:
         block = bool(os.environ.get("CI"))
     if block:
         allowed = {h.strip() for h in config.getoption("llmvcr_allowed_hosts").split(",") if h.strip()}
-        config.stash[_GUARD] = _Guard(allowed)
+        config.stash[_GUARD] = Guard(allowed)
         config.stash[_GUARD].start()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     stats = config.stash.get(_STATS, None)
-    if stats is not None and stats.on_session in _listeners:
-        _listeners.remove(stats.on_session)
+    if stats is not None:
+        _active.remove_listener(stats.on_session)
     plays = config.stash.get(_PLAYS, None)
-    if plays is not None and plays.on_session in _listeners:
-        _listeners.remove(plays.on_session)
+    if plays is not None:
+        _active.remove_listener(plays.on_session)
     guard = config.stash.get(_GUARD, None)
     if guard is not None:
         guard.stop()
@@ -161,82 +161,11 @@ def _llmvcr_marker(request: pytest.FixtureRequest) -> Iterator[None]:
         and "llmvcr_cassette" not in request.fixturenames
     ):
         request.getfixturevalue("llmvcr_cassette")
-    guard: _Guard | None = request.config.stash.get(_GUARD, None)
+    guard: Guard | None = request.config.stash.get(_GUARD, None)
     if guard is not None:
         guard.test = request.node.nodeid
         guard.watch_sdks()
     yield
-
-
-# -- the network block ---------------------------------------------------------------------
-class _Guard:
-    """Refuses connections and LLM calls made outside a cassette that may record."""
-
-    def __init__(self, allowed: set[str]) -> None:
-        self.allowed = allowed
-        self.test = "(no test)"
-        self._original: Any = None
-
-    def allows_host(self, host: str) -> bool:
-        if host in self.allowed or host in _LOOPBACK_NAMES:
-            return True
-        try:
-            return ipaddress.ip_address(host.strip("[]")).is_loopback
-        except ValueError:
-            return False
-
-    def recording_here(self) -> bool:
-        session = current_session()
-        return session is not None and (session.can_record or session.options.on_divergence == "live")
-
-    def refuse(self, what: str) -> NetworkBlockedError:
-        return NetworkBlockedError(
-            f"{self.test}: {what} blocked by --llmvcr-block-network (on when CI is set). Replay it from a cassette "
-            f"(@pytest.mark.llmvcr), record it locally with --llmvcr-record-mode=once, or allow the host with "
-            f"--llmvcr-allowed-hosts"
-        )
-
-    def start(self) -> None:
-        from .providers import _http, install
-
-        guard = self
-        original = socket.socket.connect
-        self._original = original
-
-        def connect(sock: socket.socket, address: Any) -> Any:
-            host = address[0] if isinstance(address, tuple) else str(address)
-            if (
-                sock.family == getattr(socket, "AF_UNIX", None)
-                or guard.allows_host(str(host))
-                or guard.recording_here()
-            ):
-                return original(sock, address)
-            raise guard.refuse(f"a connection to {address!r}")
-
-        socket.socket.connect = connect  # type: ignore[method-assign]
-
-        def llm_call(request: Any, provider: Any) -> NetworkBlockedError | None:
-            if provider is None or guard.allows_host(request.url.host):
-                return None
-            return guard.refuse(f"the {provider.name} call {request.method} {request.url} outside a cassette")
-
-        _http.network_guard = llm_call
-        install()  # the send seam watches calls made outside any cassette too
-
-    def watch_sdks(self) -> None:
-        """Wrap the funnels of SDKs imported since the last test, so a blocked call surfaces at once."""
-        from .providers import registered
-
-        for provider in registered():
-            provider.install()
-
-    def stop(self) -> None:
-        from .providers import _http, uninstall
-
-        if self._original is not None:
-            socket.socket.connect = self._original  # type: ignore[method-assign]
-        _http.network_guard = None
-        uninstall()
 
 
 # -- the summary ---------------------------------------------------------------------------
@@ -261,8 +190,6 @@ class _Stats:
     def on_session(self, session: Session, event: str) -> None:
         if event != "exit":
             return
-        from .usage import cost_of, tokens_of
-
         with self.lock:
             test = self.current.test or "(outside tests)"
             row = self.per_test.setdefault(test, _TestStats(test))
@@ -278,7 +205,7 @@ class _Stats:
 
 
 _STATS = pytest.StashKey[_Stats]()
-_GUARD = pytest.StashKey[_Guard]()
+_GUARD = pytest.StashKey[Guard]()
 _PLAYS = pytest.StashKey[PlayLog]()
 
 

@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 REQUEST_HEADERS = frozenset({"anthropic-version", "anthropic-beta", "openai-beta", "content-type"})
 RESPONSE_HEADERS = frozenset(
     {"content-type", "request-id", "x-request-id", "retry-after", "retry-after-ms", "x-should-retry"}
@@ -44,6 +46,8 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("private-key", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")),
 )
 _QUICK = re.compile(r"sk-|Bearer|AKIA|ASIA|AIza|eyJ|PRIVATE KEY")
+_QUICK_BYTES = re.compile(_QUICK.pattern.encode("ascii"))
+_JSON_ESCAPED = re.compile(r'["\\\x00-\x1f\x7f]')
 
 
 @dataclass(slots=True)
@@ -86,9 +90,27 @@ class Redactor:
 
     def body(self, node: Any) -> Any:
         """A request or response body: the values at the user's JSON paths, then every string."""
+        if node is None:
+            return None
+        if not self.patterns and not self.paths and not self._may_change(node):
+            return node
         for tokens in self.paths:
             node = _blank(node, tokens)
         return self.tree(node)
+
+    def _may_change(self, node: Any) -> bool:
+        """Whether ``tree(node)`` could change anything, judged by one scan of its JSON text.
+
+        Each string of the body appears verbatim in its JSON text, and neither a secret-shape
+        prefix nor a known credential free of JSON escapes can hide behind an escape.
+        """
+        try:
+            data = orjson.dumps(node)
+        except TypeError:
+            return True
+        if _QUICK_BYTES.search(data):
+            return True
+        return any(_JSON_ESCAPED.search(s) or s.encode("utf-8") in data for s in self.secrets)
 
     def events(self, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Stream events: each event's data is a body of its own."""

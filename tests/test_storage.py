@@ -97,7 +97,7 @@ def test_new_episodes_keeps_existing_text_byte_for_byte(tmp_path: Path, anthropi
 
 CRASHER = textwrap.dedent("""
     import os, sys, time, anthropic, llmvcr
-    from llmvcr.session import current_session
+    from llmvcr._active import current_session
     client = anthropic.Anthropic(api_key="sk-ant-crash-test-0000", base_url=os.environ["LLM_URL"], max_retries=0)
     with llmvcr.recording(sys.argv[1]):
         for i in range(1000):
@@ -166,7 +166,7 @@ def test_writer_output_is_a_full_dump_and_merges_other_writers(tmp_path: Path) -
 
 
 def test_deferred_entries_reach_disk_without_another_call(tmp_path: Path, anthropic_client: Any) -> None:
-    from llmvcr.session import current_session
+    from llmvcr._active import current_session
 
     path = tmp_path / "deferred.yaml"
     with llmvcr.recording(path):
@@ -265,7 +265,7 @@ def test_fuzz_mutated_real_cassette(data: st.DataObject) -> None:
 
 
 def test_an_exception_inside_the_cassette_keeps_every_entry(tmp_path: Path, anthropic_client: Any) -> None:
-    from llmvcr.session import current_session
+    from llmvcr._active import current_session
 
     path = tmp_path / "exception.yaml"
     with pytest.raises(RuntimeError, match="the test failed"), llmvcr.recording(path):

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..cassette import Entry
+from ..sse import parse_events
 
 __all__ = ["Call", "ConversionWarning", "anthropic_wire", "api_of", "openai_wire", "parse_sse", "read_call"]
 
@@ -123,12 +124,7 @@ def usage(input_tokens: Any = 0, output_tokens: Any = 0, cache_read: Any = 0, ca
 
 def parse_sse(text: str) -> list[JSON]:
     """Server-sent events as llmvcr stores them: ``{"event"?: name, "data": json-or-text}``."""
-    from ..providers._http import SSEParser
-
-    parser = SSEParser(None)
-    parser.feed(text.encode("utf-8"))
-    parser.flush()
-    return parser.events
+    return parse_events(text.encode("utf-8"))
 
 
 def api_of(entry: Entry) -> str | None:

@@ -1,64 +1,36 @@
-"""The provider adapter protocol, the registry, and the switch that installs interception.
+"""Providers: the adapters that know one SDK each, their registry, and ``decide()``.
 
-A provider is a small object that knows one SDK: how to put its interception in place and take
-it away again, which requests are its own, and (for HTTP SDKs) which headers carry meaning.
-``anthropic`` and ``openai`` (Azure included) ship built in, as instances of the shared
-Stainless adapter; ``register_provider`` adds more. Nothing outside this package names an SDK.
+A provider puts its interception in place and takes it away again, and for each call asks
+:func:`decide` what to do (see ``providers.base`` for the contract). ``anthropic`` and
+``openai`` (Azure included) ship built in, as instances of the shared Stainless adapter;
+``register_provider`` adds more. Nothing outside this package names an SDK.
 """
 
 from __future__ import annotations
 
 import importlib
 import sys
-import threading
-from typing import Any, Protocol, runtime_checkable
 
 import wrapt
 
-from ._http import HttpProvider, StainlessProvider, install_http, uninstall_http
+from ..session import Decision
+from . import base
+from ._send import install_http, uninstall_http
+from .anthropic import provider as anthropic_provider
+from .base import Provider, decide, registered
+from .http import HttpProvider, StainlessProvider, request_from_wire
+from .openai import provider as openai_provider
+from .openai_ws import provider as openai_ws_provider
 
-
-@runtime_checkable
-class Provider(Protocol):
-    """What every adapter offers.
-
-    ``install`` is called when the first cassette of the process opens and ``uninstall`` when the
-    last one closes; after ``uninstall`` the SDK must be exactly as it was (``install`` must not
-    import an SDK that is not imported yet). Interception code, for each call:
-
-    1. asks ``llmvcr.session.current_session()`` for the session that should answer it (None: let
-       the call through untouched);
-    2. turns the call into a ``llmvcr.cassette.Request`` (method, path, JSON body, query,
-       meaningful headers; strings through ``session.redactor``);
-    3. calls ``session.decide(name, request)``: a ``Decision`` whose ``entry`` is the recorded
-       exchange to serve, or None to make the call live (it raises ``ReplayDivergence`` itself);
-    4. serves ``entry.response`` (``status``, ``headers``, ``body`` or a ``stream`` of
-       ``{"data", "t"?, "event"?}`` events, ``failure``) through the SDK's own parsing, or records
-       the live outcome with ``session.record(name, request, response, decision.request_hash)``.
-
-    ``HttpProvider`` does 1-4 at httpx2/httpx ``Client.send``; ``openai_ws`` and ``function`` show
-    adapters for a WebSocket and for any Python function.
-    """
-
-    name: str
-
-    def sdk_version(self) -> str | None:
-        """The installed SDK's version for ``recorded_with``, or None when it is not installed."""
-
-    def install(self) -> None: ...
-
-    def uninstall(self) -> None: ...
-
-
-_providers: dict[str, Provider] = {}
-_lock = threading.RLock()
 _installed = 0
+_hooked: set[str] = set()
 
 
 def register_provider(provider: Provider | str) -> Provider:
     """Add an adapter; a string is an import path ``"pkg.mod:attr"`` naming one.
 
     >>> llmvcr.register_provider(StainlessProvider("groq", package="groq", client_names=("Groq",)))
+    >>> llmvcr.register_provider("stainless:groq")          # the same, for a Stainless-generated SDK
     """
     if isinstance(provider, str):
         provider = _from_path(provider)
@@ -66,11 +38,10 @@ def register_provider(provider: Provider | str) -> Provider:
         raise ValueError(
             f"{provider!r} is not a provider: it needs name, sdk_version(), install(), uninstall()"
         )
-    with _lock:
-        old = _providers.get(provider.name)
-        _providers[provider.name] = provider
+    with base.lock:
+        old = base.put(provider)
         if _installed:
-            if old is not None:
+            if old is not None and old is not provider:
                 old.uninstall()
             _install_one(provider)
     return provider
@@ -95,18 +66,11 @@ def _from_path(path: str) -> Provider:
 
 
 def unregister_provider(name: str) -> None:
-    with _lock:
-        provider = _providers.pop(name, None)
+    """Remove the adapter named ``name``, undoing its interception if it is in place."""
+    with base.lock:
+        provider = base.pop(name)
         if provider is not None and _installed:
             provider.uninstall()
-
-
-def registered() -> list[Provider]:
-    return list(_providers.values())
-
-
-def http_providers() -> list[HttpProvider]:
-    return [p for p in _providers.values() if isinstance(p, HttpProvider)]
 
 
 def install() -> None:
@@ -116,18 +80,15 @@ def install() -> None:
     still, while interception is in place, is patched by a post-import hook as it loads.
     """
     global _installed
-    with _lock:
+    with base.lock:
         _installed += 1
-        install_http(http_providers)
-        for provider in _providers.values():
+        install_http()
+        for provider in registered():
             _install_one(provider)
 
 
-_hooked: set[str] = set()
-
-
 def _install_one(provider: Provider) -> None:
-    package: Any = getattr(provider, "package", None)
+    package = getattr(provider, "package", None)
     if isinstance(package, str) and package not in sys.modules and package not in _hooked:
         _hooked.add(package)
         wrapt.register_post_import_hook(lambda module: _late_install(module.__name__), package)
@@ -135,21 +96,22 @@ def _install_one(provider: Provider) -> None:
 
 
 def _late_install(package: str) -> None:
-    with _lock:
+    with base.lock:
         if _installed:
-            for provider in _providers.values():
+            for provider in registered():
                 if getattr(provider, "package", None) == package:
                     provider.install()
 
 
 def uninstall() -> None:
+    """Release one ``install``; the last release leaves every SDK exactly as it was."""
     global _installed
-    with _lock:
+    with base.lock:
         if _installed == 0:
             return
         _installed -= 1
         if _installed == 0:
-            for provider in _providers.values():
+            for provider in registered():
                 provider.uninstall()
             uninstall_http()
 
@@ -158,24 +120,20 @@ def installed() -> bool:
     return _installed > 0
 
 
-def _builtin() -> None:
-    from .anthropic import provider as anthropic_provider
-    from .openai import provider as openai_provider
-    from .openai_ws import provider as openai_ws_provider
-
-    for p in (anthropic_provider, openai_provider, openai_ws_provider):
-        _providers[p.name] = p
-
-
-_builtin()
+for _builtin in (anthropic_provider, openai_provider, openai_ws_provider):
+    base.put(_builtin)
 
 __all__ = [
+    "Decision",
     "HttpProvider",
     "Provider",
     "StainlessProvider",
+    "decide",
     "install",
+    "installed",
     "register_provider",
     "registered",
+    "request_from_wire",
     "uninstall",
     "unregister_provider",
 ]

@@ -1,6 +1,6 @@
 """The Anthropic SDK: a Stainless client; ``anthropic-version``/``anthropic-beta`` carry meaning."""
 
-from ._http import StainlessProvider
+from .http import StainlessProvider
 
 provider = StainlessProvider(
     "anthropic",

@@ -13,10 +13,12 @@ import inspect
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
-import wrapt
-
 from ..cassette import Request, Response
 from ..errors import LLMVCRError
+from ..session import Decision
+from . import register_provider
+from ._patch import Patch, resolve_attr
+from .base import decide, watching
 
 Serialize = Callable[[Any], Any]
 Deserialize = Callable[[Any], Any]
@@ -46,11 +48,8 @@ def to_json(value: Any) -> Any:
 
 
 def _load_class(name: str) -> Any:
-    module, _, qualname = name.partition(":")
-    owner: Any = importlib.import_module(module)
-    for part in qualname.split("."):
-        owner = getattr(owner, part)
-    return owner
+    owner, attr = resolve_attr(name)
+    return getattr(owner, attr)
 
 
 def from_json(value: Any) -> Any:
@@ -101,9 +100,7 @@ class FunctionProvider:
         self.name = target
         self.serialize = serialize or to_json
         self.deserialize = deserialize or from_json
-        self._owner: Any = None
-        self._attr = ""
-        self._original: Any = None
+        self._patch: Patch | None = None
 
     def sdk_version(self) -> str | None:
         try:
@@ -112,55 +109,45 @@ class FunctionProvider:
             return None
 
     def install(self) -> None:
-        if self._owner is not None:
-            return
-        module_name, _, dotted = self.target.partition(":")
-        owner: Any = importlib.import_module(module_name)
-        *parents, attr = dotted.split(".")
-        for part in parents:
-            owner = getattr(owner, part)
-        self._owner, self._attr = owner, attr
-        self._original = (
-            owner.__dict__[attr] if attr in getattr(owner, "__dict__", {}) else getattr(owner, attr)
-        )
-        wrapt.wrap_function_wrapper(owner, attr, self._wrapper)
+        if self._patch is None:
+            owner, attr = resolve_attr(self.target)
+            self._patch = Patch(owner, attr, self._wrapper)
+            self._patch.apply()
 
     def uninstall(self) -> None:
-        if self._owner is not None:
-            setattr(self._owner, self._attr, self._original)
-            self._owner = None
+        if self._patch is not None:
+            self._patch.undo()
+            self._patch = None
 
     # -- calls --------------------------------------------------------------------------------
-    def _request(self, instance: Any, args: Any, kwargs: Any) -> Request:
+    def _decide(self, args: Any, kwargs: Any) -> Decision | None:
+        """The decision for this call, or None to call through untouched (outside every cassette)."""
+        if not watching():
+            return None
         body = {"args": self.serialize(list(args)), "kwargs": self.serialize(dict(kwargs))}
-        return Request(method="CALL", path=self.target, body=body)
+        decision = decide(self, Request(method="CALL", path=self.target, body=body))
+        if decision.entry is None and not decision.recording:
+            return None
+        return decision
 
     def _wrapper(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-        from ..session import current_session
-
-        session = current_session()
-        if session is None:
+        decision = self._decide(args, kwargs)
+        if decision is None:
             return wrapped(*args, **kwargs)
-        request = self._request(instance, args, kwargs)
-        decision = session.decide(self.name, request)
         if inspect.isasyncgenfunction(wrapped):
-            return self._async_gen(session, request, decision, wrapped, args, kwargs)
+            return self._async_gen(decision, wrapped, args, kwargs)
         if inspect.isgeneratorfunction(wrapped):
-            return self._gen(session, request, decision, wrapped, args, kwargs)
+            return self._gen(decision, wrapped, args, kwargs)
         if inspect.iscoroutinefunction(wrapped):
-            return self._coroutine(session, request, decision, wrapped, args, kwargs)
+            return self._coroutine(decision, wrapped, args, kwargs)
         if decision.entry is not None:
             return self._replay_value(decision.entry.response)
         try:
             result = wrapped(*args, **kwargs)
         except Exception as err:
-            session.record(
-                self.name, request, Response(500, body={"error": _error_json(err)}), decision.request_hash
-            )
+            decision.record(Response(500, body={"error": _error_json(err)}))
             raise
-        session.record(
-            self.name, request, Response(200, body={"return": self.serialize(result)}), decision.request_hash
-        )
+        decision.record(Response(200, body={"return": self.serialize(result)}))
         return result
 
     def _replay_value(self, response: Response) -> Any:
@@ -169,21 +156,15 @@ class FunctionProvider:
             raise _rebuild_error(body["error"])
         return self.deserialize(body.get("return"))
 
-    async def _coroutine(
-        self, session: Any, request: Request, decision: Any, wrapped: Any, args: Any, kwargs: Any
-    ) -> Any:
+    async def _coroutine(self, decision: Decision, wrapped: Any, args: Any, kwargs: Any) -> Any:
         if decision.entry is not None:
             return self._replay_value(decision.entry.response)
         try:
             result = await wrapped(*args, **kwargs)
         except Exception as err:
-            session.record(
-                self.name, request, Response(500, body={"error": _error_json(err)}), decision.request_hash
-            )
+            decision.record(Response(500, body={"error": _error_json(err)}))
             raise
-        session.record(
-            self.name, request, Response(200, body={"return": self.serialize(result)}), decision.request_hash
-        )
+        decision.record(Response(200, body={"return": self.serialize(result)}))
         return result
 
     def _items(self, response: Response) -> tuple[list[Any], Any]:
@@ -191,9 +172,7 @@ class FunctionProvider:
         error = response.body.get("error") if isinstance(response.body, dict) else None
         return items, error
 
-    def _gen(
-        self, session: Any, request: Request, decision: Any, wrapped: Any, args: Any, kwargs: Any
-    ) -> Iterator[Any]:
+    def _gen(self, decision: Decision, wrapped: Any, args: Any, kwargs: Any) -> Iterator[Any]:
         if decision.entry is not None:
             items, error = self._items(decision.entry.response)
             yield from items
@@ -212,16 +191,10 @@ class FunctionProvider:
             failure = _error_json(err)
             raise
         finally:
-            body = {"error": failure} if failure else None
-            session.record(
-                self.name,
-                request,
-                Response(200, body=body, stream=seen, truncated=not finished and not failure),
-                decision.request_hash,
-            )
+            decision.record(_stream_response(seen, failure, finished))
 
     async def _async_gen(
-        self, session: Any, request: Request, decision: Any, wrapped: Any, args: Any, kwargs: Any
+        self, decision: Decision, wrapped: Any, args: Any, kwargs: Any
     ) -> AsyncIterator[Any]:
         if decision.entry is not None:
             items, error = self._items(decision.entry.response)
@@ -242,13 +215,12 @@ class FunctionProvider:
             failure = _error_json(err)
             raise
         finally:
-            body = {"error": failure} if failure else None
-            session.record(
-                self.name,
-                request,
-                Response(200, body=body, stream=seen, truncated=not finished and not failure),
-                decision.request_hash,
-            )
+            decision.record(_stream_response(seen, failure, finished))
+
+
+def _stream_response(seen: list[dict[str, Any]], failure: dict[str, Any] | None, finished: bool) -> Response:
+    body = {"error": failure} if failure else None
+    return Response(200, body=body, stream=seen, truncated=not finished and not failure)
 
 
 def patch_function(
@@ -260,8 +232,6 @@ def patch_function(
     >>> with llmvcr.use_cassette("gateway"):
     ...     Gateway().complete("hi")            # recorded once, replayed after
     """
-    from . import register_provider
-
     provider = FunctionProvider(target, serialize, deserialize)
     register_provider(provider)
     return provider

@@ -1,6 +1,6 @@
 """The OpenAI SDK, Azure OpenAI included (its path and ``api-version`` query are kept)."""
 
-from ._http import StainlessProvider
+from .http import StainlessProvider
 
 provider = StainlessProvider(
     "openai",

@@ -28,11 +28,14 @@ from typing import Any
 
 import orjson
 
+from .. import _active
 from ..cassette import Request, Response
 from ..errors import LLMVCRError
-from ._http import _Patch
+from ..session import Decision
+from ._patch import Patch
+from .base import decide
+from .openai import provider as openai_http
 
-ENTRY_PROVIDER = "openai"  # entries name the SDK, as its HTTP calls do
 _MODULES = ("openai.resources.responses.responses", "openai.resources.beta.responses.responses")
 _TERMINAL = frozenset({"response.completed", "response.failed", "response.incomplete", "error"})
 
@@ -57,12 +60,13 @@ class _Socket:
     """What both stand-ins share: the turn being recorded, and the queue of replayed messages."""
 
     def __init__(
-        self, session: Any, path: str, query: tuple[tuple[str, str], ...], opener: Callable[[], Any]
+        self, client: Any, path: str, query: tuple[tuple[str, str], ...], opener: Callable[[], Any]
     ) -> None:
-        self.session, self.path, self.query, self.opener = session, path, query, opener
+        self.client, self.path, self.query, self.opener = client, path, query, opener
+        self.cassette_path = ""
         self.real: Any = None
         self.queue: deque[tuple[float, bytes | None, str | None]] = deque()  # (due, message, failure)
-        self.turn: tuple[Request, str, float, list[dict[str, Any]]] | None = None
+        self.turn: tuple[Decision, float, list[dict[str, Any]]] | None = None
         self.waiting: list[dict[str, Any]] = []  # messages read before any was sent
         self.closed: tuple[int, str] | None = None
         self.lock = threading.Lock()
@@ -74,21 +78,24 @@ class _Socket:
             body: Any = orjson.loads(data)
         except orjson.JSONDecodeError:
             body = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
-        request = Request("WS", self.path, body=self.session.redactor.body(body), query=self.query)
+        request = Request("WS", self.path, body=body, query=self.query)
         with self.lock:
             self._finish()
-        decision = self.session.decide(ENTRY_PROVIDER, request)  # may raise ReplayDivergence
+        decision = decide(openai_http, request, self.client)  # may raise ReplayDivergence
+        if decision.session is not None:
+            self.cassette_path = decision.session.path
         now = time.perf_counter()
+        if decision.fault is not None:
+            raise _close_error(f"1006 {decision.fault.message}")
         if decision.entry is not None:
-            self._enqueue(decision.entry.response, now)
+            self._enqueue(decision.entry.response, now, decision.replay_speed)
             return False
         with self.lock:
             events, self.waiting = self.waiting, []
-            self.turn = (request, decision.request_hash, now, events)
+            self.turn = (decision, now, events)
         return True
 
-    def _enqueue(self, response: Response, now: float) -> None:
-        speed = self.session.options.replay_speed
+    def _enqueue(self, response: Response, now: float, speed: float | None) -> None:
         due = now
         with self.lock:
             for event in response.stream or []:
@@ -109,21 +116,19 @@ class _Socket:
             if self.turn is None:
                 self.waiting.append({"data": data, "t": 0.0})
                 return
-            start, events = self.turn[2], self.turn[3]
+            start, events = self.turn[1], self.turn[2]
             events.append({"data": data, "t": round((time.perf_counter() - start) * 1000, 1)})
 
     def _finish(self, *, failure: str | None = None, closing: bool = False) -> None:
         """Record the turn in progress (called with the lock held)."""
         if self.turn is None:
             return
-        request, request_hash, _, events = self.turn
+        decision, _, events = self.turn
         self.turn = None
         last = events[-1]["data"] if events else None
         kind = last.get("type") if isinstance(last, dict) else None
         truncated = closing and failure is None and kind not in _TERMINAL
-        redactor = self.session.redactor
-        response = Response(101, {}, stream=redactor.events(events), truncated=truncated, failure=failure)
-        self.session.record(ENTRY_PROVIDER, request, response, request_hash)
+        decision.record(Response(101, {}, stream=events, truncated=truncated, failure=failure))
 
     def _closed_live(self, err: BaseException) -> None:
         rcvd = getattr(err, "rcvd", None)
@@ -152,7 +157,7 @@ class _Socket:
             return TimeoutError("timed out while receiving data")
         return ReplayExhausted(
             f"llmvcr: recv() on a replayed OpenAI WebSocket ({self.path}) with no recorded message left in "
-            f"{self.session.path}; live, this call would wait for a message the recording never received"
+            f"{self.cassette_path or 'the cassette'}; live, this call would wait for a message the recording never received"
         )
 
     def _close_local(self, code: int, reason: str) -> None:
@@ -234,39 +239,31 @@ class AsyncSocket(_Socket):
             await self.real.close(code=code, reason=reason)
 
 
-def _session_for(manager: Any) -> Any:
-    from ..session import bound_session, current_session
-
-    client = next((v for k, v in vars(manager).items() if k.endswith("__client")), None)
-    return (bound_session(client) if client is not None else None) or current_session()
+def _client_of(manager: Any) -> Any:
+    return next((v for k, v in vars(manager).items() if k.endswith("__client")), None)
 
 
-def _socket_args(
-    manager: Any, session: Any, args: Any, kwargs: Any
-) -> tuple[str, tuple[tuple[str, str], ...]]:
+def _socket_args(manager: Any, args: Any, kwargs: Any) -> tuple[str, tuple[tuple[str, str], ...]]:
     url = manager._prepare_url()
     extra_query = (args[0] if args else kwargs.get("extra_query")) or {}
     pairs = list(url.params.multi_items()) + [(str(k), str(v)) for k, v in dict(extra_query).items()]
-    return url.path, session.redactor.query(sorted(pairs))
+    return url.path, tuple(sorted(pairs))
 
 
 def _sync_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-    session = _session_for(instance)
-    if session is None:
+    client = _client_of(instance)
+    if _active.session_for(client) is None:
         return wrapped(*args, **kwargs)
-    path, query = _socket_args(instance, session, args, kwargs)
-    return SyncSocket(session, path, query, lambda: wrapped(*args, **kwargs))
+    path, query = _socket_args(instance, args, kwargs)
+    return SyncSocket(client, path, query, lambda: wrapped(*args, **kwargs))
 
 
-def _async_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
-    async def run() -> Any:
-        session = _session_for(instance)
-        if session is None:
-            return await wrapped(*args, **kwargs)
-        path, query = _socket_args(instance, session, args, kwargs)
-        return AsyncSocket(session, path, query, lambda: wrapped(*args, **kwargs))
-
-    return run()
+async def _async_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+    client = _client_of(instance)
+    if _active.session_for(client) is None:
+        return await wrapped(*args, **kwargs)
+    path, query = _socket_args(instance, args, kwargs)
+    return AsyncSocket(client, path, query, lambda: wrapped(*args, **kwargs))
 
 
 class OpenAIWebSocketProvider:
@@ -276,7 +273,7 @@ class OpenAIWebSocketProvider:
     package = "openai"
 
     def __init__(self) -> None:
-        self._patches: list[_Patch] = []
+        self._patches: list[Patch] = []
 
     def sdk_version(self) -> str | None:
         try:
@@ -299,7 +296,7 @@ class OpenAIWebSocketProvider:
             ):
                 cls = getattr(module, cls_name, None)
                 if cls is not None and "_connect_ws" in cls.__dict__:
-                    patch = _Patch(cls, "_connect_ws", wrapper)
+                    patch = Patch(cls, "_connect_ws", wrapper)
                     patch.apply()
                     self._patches.append(patch)
 

@@ -1,0 +1,141 @@
+"""The options of ``use_cassette`` and ``recording``, checked once when they are given.
+
+Precedence, lowest first: an option's default, the value given to ``use_cassette`` (in pytest:
+``llmvcr_config``, then the marker), then a process-wide ``configure(record_mode=...)`` (the
+``--llmvcr-record-mode`` flag), which overrides every cassette.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, TypedDict
+
+from .cassette import Entry
+from .matching import DEFAULT_MATCH_ON, Fingerprinter, MatcherSpec, Placeholder
+from .redact import compile_paths, compile_redactions
+
+RecordMode = Literal["once", "new_episodes", "none", "all"]
+MatchMode = Literal["strict", "sequential", "loose"]
+DivergencePolicy = Literal["raise", "warn", "live"]
+RECORD_MODES: tuple[str, ...] = ("once", "new_episodes", "none", "all")
+MATCH_MODES: tuple[str, ...] = ("strict", "sequential", "loose")
+DIVERGENCE_POLICIES: tuple[str, ...] = ("raise", "warn", "live")
+
+BeforeRecord = Callable[[Entry], "Entry | None"]
+
+
+class CassetteOptions(TypedDict, total=False):
+    """The keyword options of ``use_cassette``/``recording``, for ``**options: Unpack[CassetteOptions]``."""
+
+    record_mode: RecordMode
+    mode: MatchMode
+    match_on: MatcherSpec | Sequence[MatcherSpec]
+    ignore: str | Sequence[str]
+    placeholders: Sequence[Placeholder] | None
+    on_divergence: DivergencePolicy
+    seed: str | None
+    allow_playback_repeats: bool
+    before_record: BeforeRecord | None
+    filter_headers: str | Sequence[str]
+    redact: str | re.Pattern[str] | Sequence[str | re.Pattern[str]]
+    replay_speed: float | None
+    prune: bool
+
+
+@dataclass(slots=True)
+class Settings:
+    """Process-wide defaults: where bare cassette names live, and a record mode that overrides all."""
+
+    cassette_dir: str = "cassettes"
+    record_mode: str | None = None
+
+
+settings = Settings()
+
+
+def configure(*, cassette_dir: str | os.PathLike[str] | None = None, record_mode: str | None = None) -> None:
+    """Process-wide defaults: where bare cassette names live, and a record mode that overrides all."""
+    if cassette_dir is not None:
+        settings.cassette_dir = os.fspath(cassette_dir)
+    if record_mode is not None:
+        check("record_mode", record_mode, RECORD_MODES)
+        settings.record_mode = record_mode
+
+
+def resolve_path(name_or_path: str | os.PathLike[str]) -> str:
+    """A path when it has a separator or a cassette extension; otherwise ``<cassette_dir>/<name>.yaml``."""
+    text = os.fspath(name_or_path)
+    if os.sep in text or "/" in text or text.lower().endswith((".yaml", ".yml", ".json")):
+        return text
+    return os.path.join(settings.cassette_dir, text + ".yaml")
+
+
+def check(option: str, value: Any, valid: Iterable[str]) -> None:
+    """``ValueError`` naming the option and its valid values when ``value`` is not one of them."""
+    valid = tuple(valid)
+    if value not in valid:
+        raise ValueError(f"unknown {option} {value!r}; valid: {', '.join(valid)}")
+
+
+def _as_tuple(value: Any) -> tuple[Any, ...]:
+    return (value,) if isinstance(value, (str, re.Pattern)) else tuple(value)
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """Everything ``use_cassette`` and ``recording`` accept, checked when built."""
+
+    record_mode: str = "once"
+    mode: str = "strict"
+    match_on: tuple[MatcherSpec, ...] = DEFAULT_MATCH_ON
+    ignore: tuple[str, ...] = ()
+    placeholders: tuple[Placeholder, ...] | None = None
+    on_divergence: str = "raise"
+    seed: str | None = None
+    allow_playback_repeats: bool = False
+    before_record: BeforeRecord | None = None
+    filter_headers: tuple[str, ...] = ()
+    redact: tuple[str | re.Pattern[str], ...] = ()
+    replay_speed: float | None = None
+    prune: bool = False
+    fingerprinter: Fingerprinter = field(default_factory=Fingerprinter)
+
+    @classmethod
+    def build(cls, **options: Any) -> Options:
+        """Options from keywords; an unknown name or a bad value raises ``ValueError`` naming it."""
+        known = set(cls.__dataclass_fields__) - {"fingerprinter"}
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise ValueError(
+                f"unknown option(s) {', '.join(map(repr, unknown))}; valid: {', '.join(sorted(known))}"
+            )
+        if "match_on" in options:
+            match_on = options["match_on"]
+            options["match_on"] = (
+                (match_on,) if isinstance(match_on, str) or callable(match_on) else tuple(match_on)
+            )
+        for key in ("ignore", "filter_headers", "redact"):
+            if key in options:
+                options[key] = _as_tuple(options[key])
+        if options.get("placeholders") is not None:
+            options["placeholders"] = tuple(options["placeholders"])
+        built = cls(**options)
+        check("record_mode", built.record_mode, RECORD_MODES)
+        check("mode", built.mode, MATCH_MODES)
+        check("on_divergence", built.on_divergence, DIVERGENCE_POLICIES)
+        if built.before_record is not None and not callable(built.before_record):
+            raise ValueError(
+                "before_record must be a callable taking an Entry and returning an Entry or None"
+            )
+        if built.replay_speed is not None and not built.replay_speed > 0:
+            raise ValueError(
+                f"replay_speed must be a positive number (1.0 = recorded pacing), not {built.replay_speed!r}"
+            )
+        match_on = ("last_user_message",) if built.mode == "loose" else built.match_on
+        fingerprinter = Fingerprinter(match_on, built.ignore, built.placeholders)
+        compile_redactions(built.redact)
+        compile_paths(built.redact)
+        return replace(built, fingerprinter=fingerprinter)

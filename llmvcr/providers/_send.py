@@ -1,0 +1,202 @@
+"""The HTTP seam: ``Client.send``/``AsyncClient.send`` of httpx2 and of legacy httpx.
+
+One request, top to bottom: find whose call it is (the SDK funnel it runs in, else ``owns``),
+turn the wire request into a ``Request`` (``http.request_from_wire``), ask ``base.decide``, then
+serve the recorded response (``_streams.serve``) or send it and capture what comes back
+(``_streams.capture``, ending in ``decision.record``). The sync and async wrappers share every
+step but the awaits.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import wrapt
+
+from ..errors import LLMVCRError
+from ..redact import CREDENTIAL_HEADERS, REQUEST_HEADERS
+from ..session import Decision
+from ._funnel import carry, current_caller
+from ._patch import Patch
+from ._streams import Capture, serve, tee
+from .base import decide, lookup, registered, watching
+from .http import HttpProvider, request_from_wire
+
+_patches: list[Patch] = []
+_patched_modules: set[str] = set()
+_hooked_modules: set[str] = set()
+_active = False
+_lock = threading.RLock()  # a post-import hook may fire while an install imports
+
+
+def _http_providers() -> list[HttpProvider]:
+    return [p for p in registered() if isinstance(p, HttpProvider)]
+
+
+def _owner(request: Any) -> HttpProvider | None:
+    caller = current_caller()
+    if caller is not None:
+        provider = lookup(caller.provider)
+        return provider if isinstance(provider, HttpProvider) else None
+    for provider in _http_providers():
+        if provider.owns(request):
+            if not provider.installed:
+                provider.install()  # the SDK was imported after the cassette opened
+            return provider
+    return None
+
+
+# httpx's Headers.multi_items() decodes every header; the record needs the few that carry meaning
+# or a credential, so the raw byte pairs are filtered first and only those are decoded.
+_KEPT: dict[tuple[str, ...], frozenset[bytes]] = {}
+
+
+def _decode(value: bytes, headers: Any) -> str:
+    # An ASCII value decodes the same under every encoding httpx may pick for the headers.
+    return value.decode("ascii") if value.isascii() else value.decode(headers.encoding)
+
+
+def _header_pairs(request: Any, provider: HttpProvider) -> list[tuple[str, str]]:
+    kept = _KEPT.get(provider.meaning_headers)
+    if kept is None:
+        names = REQUEST_HEADERS | CREDENTIAL_HEADERS | {h.lower() for h in provider.meaning_headers}
+        kept = _KEPT[provider.meaning_headers] = frozenset(n.encode("ascii") for n in names)
+    headers = request.headers
+    raw = headers.raw
+    if b"".join([k for k, _ in raw]).isascii():
+        pairs = [(k, v) for k, v in raw if k.lower() in kept]
+    else:  # a non-ASCII name only str.lower() can judge
+        pairs = [(k, v) for k, v in raw if k.lower() in kept or not k.isascii()]
+    return [(_decode(k, headers), _decode(v, headers)) for k, v in pairs]
+
+
+def _response_headers(response: Any) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for name, value in response.headers.multi_items():
+        out[name] = f"{out[name]}, {value}" if name in out else value
+    return out
+
+
+def _decide(module: Any, args: Any, kwargs: Any) -> tuple[Decision, Any] | None:
+    """The decision for this send, or None to let it through untouched."""
+    if not watching():
+        return None
+    request = args[0] if args else kwargs["request"]
+    provider = _owner(request)
+    if provider is None:
+        return None
+    caller = current_caller()
+    wire = request_from_wire(
+        request.method,
+        str(request.url),
+        _header_pairs(request, provider),
+        request.read(),
+        meaning_headers=provider.meaning_headers,
+    )
+    try:
+        decision = decide(provider, wire, caller.client if caller else None, host=request.url.host)
+    except LLMVCRError as err:
+        raise carry(err) from None
+    fault = decision.fault
+    if fault is not None:
+        error = module.ReadTimeout if fault.kind == "timeout" else module.ConnectError
+        raise error(fault.message, request=request)
+    if decision.entry is None and not decision.recording:
+        return None
+    return decision, request
+
+
+def _capture(module: Any, decision: Decision, response: Any, stream: bool, start: float, is_async: bool) -> Any:
+    sse = stream and "text/event-stream" in response.headers.get("content-type", "")
+    capture = Capture(decision.record, response.status_code, _response_headers(response), sse)
+    capture.restart_clock(start)
+    if stream:
+        response.stream = tee(module, response.stream, capture, is_async)
+        decision.on_close(lambda: capture.finish(truncated=True))
+    else:
+        capture.feed(response.content)
+        capture.finish()
+    return response
+
+
+def _wrappers(module: Any) -> tuple[Callable[..., Any], Callable[..., Awaitable[Any]]]:
+    def sync_send(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        decided = _decide(module, args, kwargs)
+        if decided is None:
+            return wrapped(*args, **kwargs)
+        decision, request = decided
+        stream = kwargs.get("stream", False)
+        if decision.entry is not None:
+            response = serve(module, decision.entry.response, request, decision.replay_speed, False)
+            if not stream:
+                response.read()
+            return response
+        request.headers["accept-encoding"] = "identity"
+        start = time.perf_counter()
+        return _capture(module, decision, wrapped(*args, **kwargs), stream, start, False)
+
+    async def async_send(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        decided = _decide(module, args, kwargs)
+        if decided is None:
+            return await wrapped(*args, **kwargs)
+        decision, request = decided
+        stream = kwargs.get("stream", False)
+        if decision.entry is not None:
+            response = serve(module, decision.entry.response, request, decision.replay_speed, True)
+            if not stream:
+                await response.aread()
+            return response
+        request.headers["accept-encoding"] = "identity"
+        start = time.perf_counter()
+        return _capture(module, decision, await wrapped(*args, **kwargs), stream, start, True)
+
+    return sync_send, async_send
+
+
+def install_http() -> None:
+    """Wrap ``send`` of httpx2 and of legacy httpx, now or when it loads (only what is not wrapped yet)."""
+    global _active
+    with _lock:
+        _active = True
+        for module_name in ("httpx2", "httpx"):
+            if module_name in _patched_modules:
+                continue
+            if module_name == "httpx" and module_name not in sys.modules:
+                if module_name not in _hooked_modules:  # never import it ourselves; patch it as it loads
+                    _hooked_modules.add(module_name)
+                    wrapt.register_post_import_hook(_on_import, module_name)
+                continue
+            try:
+                module = importlib.import_module(module_name)
+            except ImportError:
+                continue
+            _patch_send(module)
+
+
+def _patch_send(module: Any) -> None:
+    sync_send, async_send = _wrappers(module)
+    for owner, wrapper in ((module.Client, sync_send), (module.AsyncClient, async_send)):
+        patch = Patch(owner, "send", wrapper)
+        patch.apply()
+        _patches.append(patch)
+    _patched_modules.add(module.__name__)
+
+
+def _on_import(module: Any) -> None:
+    with _lock:
+        if _active and module.__name__ not in _patched_modules:
+            _patch_send(module)
+
+
+def uninstall_http() -> None:
+    global _active
+    with _lock:
+        _active = False
+        while _patches:
+            _patches.pop().undo()
+        _patched_modules.clear()

@@ -1,0 +1,175 @@
+"""Responses between the HTTP library and the cassette: captured while the caller reads, served back.
+
+``capture`` tees a live response body into a ``Response`` record, handed to ``on_done`` when the
+caller has read it (a stream the caller closes early is marked truncated; one cut by a
+connection error keeps the error as its ``failure``). ``serve`` builds the HTTP library's own
+response from a recorded one, pacing stream events by ``replay_speed`` and ending a stream
+that failed with the same exception class.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from typing import Any
+
+from ..cassette import Response
+from ..sse import SSEParser, encode_events
+from .http import body_bytes, parse_body
+
+
+class Capture:
+    """Collects a live response while the caller reads it, then hands the record to ``on_done``."""
+
+    def __init__(
+        self, on_done: Callable[[Response], object], status: int, headers: Mapping[str, str], sse: bool
+    ) -> None:
+        self.on_done, self.status, self.headers, self.sse = on_done, status, dict(headers), sse
+        self.parser = SSEParser(time.perf_counter())
+        self.raw: list[bytes] = []
+        self.done = False
+
+    def restart_clock(self, start: float) -> None:
+        """Offsets count from when the request was sent, not from when the capture was built."""
+        self.parser.start = start
+
+    def feed(self, chunk: bytes) -> None:
+        if self.sse:
+            self.parser.feed(chunk)
+        else:
+            self.raw.append(chunk)
+
+    def finish(self, *, truncated: bool = False, failure: str | None = None) -> None:
+        if self.done:
+            return
+        self.done = True
+        if self.sse:
+            self.parser.flush()
+            response = Response(
+                self.status, self.headers, stream=self.parser.events, truncated=truncated, failure=failure
+            )
+        else:
+            body = parse_body(b"".join(self.raw), self.headers.get("content-type", ""))
+            response = Response(self.status, self.headers, body=body, truncated=truncated, failure=failure)
+        self.on_done(response)
+
+
+def tee(module: Any, inner: Any, capture: Capture, is_async: bool) -> Any:
+    """A byte stream of ``module`` (httpx2 or httpx) that passes ``inner``'s chunks on and to ``capture``."""
+    if not is_async:
+
+        class Tee(module.SyncByteStream):  # type: ignore[misc, name-defined]
+            def __iter__(self) -> Iterator[bytes]:
+                try:
+                    for chunk in inner:
+                        capture.feed(chunk)
+                        yield chunk
+                except Exception as err:
+                    capture.finish(failure=f"{type(err).__name__}: {err}")
+                    raise
+                capture.finish()
+
+            def close(self) -> None:
+                capture.finish(truncated=True)
+                inner.close()
+
+        return Tee()
+
+    class AsyncTee(module.AsyncByteStream):  # type: ignore[misc, name-defined]
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            try:
+                async for chunk in inner:
+                    capture.feed(chunk)
+                    yield chunk
+            except Exception as err:
+                capture.finish(failure=f"{type(err).__name__}: {err}")
+                raise
+            capture.finish()
+
+        async def aclose(self) -> None:
+            capture.finish(truncated=True)
+            await inner.aclose()
+
+    return AsyncTee()
+
+
+def _replay_stream(module: Any, response: Response, speed: float | None, is_async: bool) -> Any:
+    chunks = encode_events(response.stream or [])
+    failure = response.failure
+
+    def paced() -> Iterator[tuple[float, bytes]]:
+        last = 0.0
+        for t, chunk in chunks:
+            wait = 0.0
+            if speed and isinstance(t, (int, float)):
+                wait = max(0.0, (t - last) / 1000 / speed)
+                last = t
+            yield wait, chunk
+
+    def fail() -> BaseException:
+        # "RemoteProtocolError: peer closed ..." -> the HTTP library's own exception class again
+        name, _, message = (failure or "").partition(": ")
+        cls = getattr(module, name, None)
+        if isinstance(cls, type) and issubclass(cls, Exception) and message:
+            return cls(message)
+        return module.RemoteProtocolError(failure or "stream ended")  # type: ignore[no-any-return]
+
+    def closed_error() -> BaseException:
+        return module.ReadError("llmvcr: read from a closed stream")  # type: ignore[no-any-return]
+
+    if not is_async:
+
+        class Replay(module.SyncByteStream):  # type: ignore[misc, name-defined]
+            closed = False  # reading on after close() fails as it does on a closed socket
+
+            def __iter__(self) -> Iterator[bytes]:
+                for wait, chunk in paced():
+                    if self.closed:
+                        raise closed_error()
+                    if wait:
+                        time.sleep(wait)
+                    yield chunk
+                if self.closed:
+                    raise closed_error()
+                if failure:
+                    raise fail()
+
+            def close(self) -> None:
+                self.closed = True
+
+        return Replay()
+
+    class AsyncReplay(module.AsyncByteStream):  # type: ignore[misc, name-defined]
+        closed = False
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            for wait, chunk in paced():
+                if self.closed:
+                    raise closed_error()
+                if wait:
+                    await asyncio.sleep(wait)
+                yield chunk
+            if self.closed:
+                raise closed_error()
+            if failure:
+                raise fail()
+
+        async def aclose(self) -> None:
+            self.closed = True
+
+    return AsyncReplay()
+
+
+_NOT_SERVED = frozenset({"content-length", "content-encoding", "set-cookie"})
+
+
+def serve(module: Any, recorded: Response, request: Any, speed: float | None, is_async: bool) -> Any:
+    """``module.Response`` (httpx2 or httpx) for ``request``, built from the recorded response."""
+    headers = {k: v for k, v in recorded.headers.items() if k not in _NOT_SERVED}
+    if recorded.stream is not None:
+        headers.setdefault("content-type", "text/event-stream")
+        stream = _replay_stream(module, recorded, speed, is_async)
+        return module.Response(recorded.status, headers=headers, stream=stream, request=request)
+    content = body_bytes(recorded.body, headers.get("content-type", "application/json"))
+    return module.Response(recorded.status, headers=headers, content=content, request=request)

@@ -1,0 +1,102 @@
+"""The provider contract, the registry, and ``decide()``: the one call an adapter makes.
+
+An adapter translates at the edge: it turns its SDK's call into a :class:`~llmvcr.cassette.Request`,
+asks :func:`decide`, and acts on the :class:`~llmvcr.session.Decision`::
+
+    decision = decide(provider, request, client)
+    if decision.fault is not None:          # an injected timeout or dropped connection
+        raise MySDKTimeout(decision.fault.message)
+    if decision.entry is not None:          # replay: hand the recorded response to the SDK
+        return rebuild(decision.entry.response)
+    response = call_the_real_thing()         # live
+    decision.record(to_response(response))  # kept if the cassette records; redacted by the session
+    return response
+
+Redaction, faults, matching, divergence errors and writing all happen behind ``decide`` and
+``record``; an adapter cannot skip them.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Protocol, runtime_checkable
+
+from .. import _active
+from ..cassette import Request
+from ..session import Decision
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """What every adapter offers; like an HTTP transport, it has one job and a small surface.
+
+    ``name`` is stored in each entry it records. ``sdk_version()`` names the installed SDK in
+    ``recorded_with`` (None when it is not installed). ``install()`` puts the interception in
+    place when the first cassette of the process opens; it must be idempotent, and must not
+    import an SDK that is not imported yet (it is called again as cassettes open, and after a
+    late import). ``uninstall()`` runs when the last cassette closes and must leave the SDK
+    exactly as it was, other libraries' wrappers included (use ``providers._patch.Patch``).
+
+    Between the two, for each call: build the request (raw: the session redacts it), call
+    :func:`decide`, then serve ``decision.entry.response``, raise for ``decision.fault``, or
+    make the call live and give the outcome to ``decision.record``.
+    """
+
+    name: str
+
+    def sdk_version(self) -> str | None:
+        """The installed SDK's version for ``recorded_with``, or None when it is not installed."""
+
+    def install(self) -> None:
+        """Intercept the SDK's calls from now on (idempotent; no-op while the SDK is not imported)."""
+
+    def uninstall(self) -> None:
+        """Remove exactly the interception ``install`` added."""
+
+
+_providers: dict[str, Provider] = {}
+lock = threading.RLock()  # held while the registry or the installed interception changes
+
+
+def registered() -> list[Provider]:
+    """Every registered provider, built-in ones first."""
+    return list(_providers.values())
+
+
+def lookup(name: str) -> Provider | None:
+    return _providers.get(name)
+
+
+def put(provider: Provider) -> Provider | None:
+    """Add ``provider`` to the registry; the one it replaces, if any."""
+    with lock:
+        old = _providers.get(provider.name)
+        _providers[provider.name] = provider
+        return old
+
+
+def pop(name: str) -> Provider | None:
+    with lock:
+        return _providers.pop(name, None)
+
+
+def watching() -> bool:
+    """Whether any call may need llmvcr now; False lets an adapter skip building the request."""
+    return _active.watching()
+
+
+def decide(provider: Provider, request: Request, client: Any = None, *, host: str | None = None) -> Decision:
+    """What to do with one call of ``provider``'s SDK, made by ``client`` (None when unknown).
+
+    The session bound to ``client`` (``create_replay_adapter``) or the open cassette answers;
+    outside every cassette the call goes live unrecorded, unless the network guard refuses it
+    (``host`` lets it allow a host by name). Raises ``ReplayDivergence`` or
+    ``NetworkBlockedError``, both ``LLMVCRError``.
+    """
+    session = _active.session_for(client)
+    if session is None:
+        error = _active.outside_call(provider.name, f"{request.method} {request.path}", host)
+        if error is not None:
+            raise error
+        return Decision(provider.name, request, "")
+    return session.decide(provider, request)
