@@ -410,3 +410,26 @@ def test_threads_and_gather_replay_without_the_network(
     assert results == {i: f"Echo: thread {i}" for i in range(16)}
     assert threaded.unplayed == [] and gathered.unplayed == []
     assert server.request_count == before and attempts == []
+
+
+def test_patch_function_arguments_and_results_are_redacted_in_the_session(cassette_dir: Any) -> None:
+    """A key passed to, or echoed by, a patched function never reaches the file (redaction is the session's)."""
+    import userlib
+
+    from llmvcr.providers import unregister_provider
+
+    key = "sk-ant-api03-SENTINEL-function-key-0123456789"
+    provider = llmvcr.patch_function("userlib:complete")
+    try:
+        with llmvcr.recording("function-key", record_mode="all"):
+            live = userlib.complete("hi", api_key=key)
+        assert key in live["debug"]  # the caller gets the real value back
+        text = (cassette_dir / "function-key.yaml").read_text()
+        assert key not in text
+        assert "sk-ant-api03" not in text
+        assert "REDACTED" in text
+        with llmvcr.recording("function-key", record_mode="none"):
+            replayed = userlib.complete("hi", api_key=key)  # the live key matches the redacted request
+        assert key not in replayed["debug"]
+    finally:
+        unregister_provider(provider.name)

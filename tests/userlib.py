@@ -46,3 +46,19 @@ async def stream_tokens(prompt: str) -> AsyncIterator[dict[str, str]]:
     for word in prompt.split():
         await asyncio.sleep(0)
         yield {"token": word}
+
+
+def complete(prompt: str, api_key: str) -> dict[str, str]:
+    """A hand-written client call that echoes its key, as careless gateways do."""
+    CALLS.append(prompt)
+    return {"text": f"reply to {prompt}", "debug": f"called with key {api_key}"}
+
+
+class BaseGateway:
+    def m(self, prompt: str) -> str:
+        CALLS.append(prompt)
+        return prompt.upper()
+
+
+class SubGateway(BaseGateway):
+    """Inherits ``m``: patching ``SubGateway.m`` must leave no shadow behind."""

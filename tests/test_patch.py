@@ -1,0 +1,74 @@
+"""Interception leaves every SDK exactly as it was: only llmvcr's own wrappers are removed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx2
+import userlib
+import wrapt
+
+import llmvcr
+from llmvcr.providers import installed, unregister_provider
+
+
+def test_leaving_a_cassette_keeps_another_librarys_wrapper(openai_client: Any) -> None:
+    """An APM agent wraps httpx2.Client.send while a cassette is open; closing the cassette keeps it."""
+    original = httpx2.Client.__dict__["send"]
+    seen: list[str] = []
+
+    def apm(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        seen.append(str(args[0].url))
+        return wrapped(*args, **kwargs)
+
+    with llmvcr.recording("apm"):
+        handle = wrapt.wrap_function_wrapper(httpx2.Client, "send", apm)
+        openai_client.chat.completions.create(model="gpt-test", messages=[{"role": "user", "content": "hi"}])
+    try:
+        assert not installed()
+        assert httpx2.Client.__dict__["send"] is handle  # the agent's wrapper is still the attribute
+        assert handle.__wrapped__ is original  # and llmvcr's, once under it, is gone from the chain
+        openai_client.chat.completions.create(model="gpt-test", messages=[{"role": "user", "content": "hi"}])
+        assert len(seen) == 2  # it goes on observing after the cassette closed
+    finally:
+        wrapt.unwrap_object(httpx2.Client, "send", handle)
+    assert httpx2.Client.__dict__["send"] is original
+
+
+def test_leaving_a_cassette_keeps_a_wrapper_on_the_sdk_funnel(anthropic_client: Any) -> None:
+    import anthropic._base_client as base
+
+    original = base.SyncAPIClient.__dict__["request"]
+    calls: list[int] = []
+
+    def tracer(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        calls.append(1)
+        return wrapped(*args, **kwargs)
+
+    with llmvcr.recording("tracer"):
+        handle = wrapt.wrap_function_wrapper(base.SyncAPIClient, "request", tracer)
+    try:
+        assert base.SyncAPIClient.__dict__["request"] is handle
+        assert handle.__wrapped__ is original
+        anthropic_client.messages.create(
+            model="claude-test", max_tokens=10, messages=[{"role": "user", "content": "hi"}]
+        )
+        assert calls == [1]
+    finally:
+        wrapt.unwrap_object(base.SyncAPIClient, "request", handle)
+
+
+def test_patching_an_inherited_method_leaves_the_subclass_as_it_was(cassette_dir: Any) -> None:
+    before = dict(vars(userlib.SubGateway))
+    provider = llmvcr.patch_function("userlib:SubGateway.m")
+    try:
+        with llmvcr.recording("inherited"):
+            assert "m" in vars(userlib.SubGateway)  # the wrapper sits on the subclass while open
+            assert userlib.SubGateway().m("hi") == "HI"
+        assert dict(vars(userlib.SubGateway)) == before
+        assert userlib.SubGateway.m is userlib.BaseGateway.m
+        with llmvcr.recording("inherited", record_mode="none"):
+            assert userlib.SubGateway().m("hi") == "HI"  # replayed
+    finally:
+        unregister_provider(provider.name)
+    assert dict(vars(userlib.SubGateway)) == before
