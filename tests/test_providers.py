@@ -382,3 +382,34 @@ async def test_async_responses_websocket_pacing_close_and_cancel(ws_server: Any,
                 got.append((await conn.recv()).model_dump())
     assert got == live[0]
     assert ws_server.message_count == before and attempts == []
+
+
+def test_the_readme_decide_adapter_records_replays_and_redacts(cassette_dir: Any) -> None:
+    from pathlib import Path
+
+    import decide_example
+    import userlib
+
+    llmvcr.register_provider(decide_example.provider)
+    try:
+        key = "sk-ant-api03-SENTINEL-decide-example-0123456789"
+        with llmvcr.recording("gateway") as cassette:
+            live = userlib.Gateway().complete(f"summarise with {key}")
+        assert [e.provider for e in cassette.entries] == ["gateway"]
+        text = (cassette_dir / "gateway.yaml").read_text()
+        assert key not in text and "<REDACTED:anthropic-key>" in text
+        calls = len(userlib.CALLS)
+        with llmvcr.recording("gateway", record_mode="none"):
+            replayed = userlib.Gateway().complete(f"summarise with {key}")
+            with pytest.raises(llmvcr.ReplayDivergence, match=r"request\.body\.prompt"):
+                userlib.Gateway().complete("something else")
+        assert len(userlib.CALLS) == calls  # nothing reached the real function
+        assert isinstance(replayed, userlib.Reply) and replayed.tokens == live.tokens
+        with llmvcr.recording("gateway", record_mode="none"), llmvcr.inject_error(kind="timeout"):
+            with pytest.raises(TimeoutError):
+                userlib.Gateway().complete(f"summarise with {key}")
+    finally:
+        unregister_provider("gateway")
+    assert "complete" in vars(userlib.Gateway) and not hasattr(vars(userlib.Gateway)["complete"], "__wrapped__")
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    assert (Path(__file__).parent / "decide_example.py").read_text().strip() in readme

@@ -17,7 +17,7 @@ from ..session import Decision
 from . import base
 from ._send import install_http, uninstall_http
 from .anthropic import provider as anthropic_provider
-from .base import Provider, decide, registered
+from .base import Provider, decide, registered, watching
 from .http import HttpProvider, StainlessProvider, request_from_wire
 from .openai import provider as openai_provider
 from .openai_ws import provider as openai_ws_provider
@@ -136,4 +136,5 @@ __all__ = [
     "request_from_wire",
     "uninstall",
     "unregister_provider",
+    "watching",
 ]
