@@ -94,12 +94,12 @@ def __getattr__(name: str) -> Any:
 if TYPE_CHECKING:
     from .api import recording as recording
     from .api import use_cassette as use_cassette
-    from .clients import create_recording_adapter as create_recording_adapter
-    from .clients import create_replay_adapter as create_replay_adapter
     from .cassette import Cassette as Cassette
     from .cassette import Entry as Entry
     from .cassette import Request as Request
     from .cassette import Response as Response
+    from .clients import create_recording_adapter as create_recording_adapter
+    from .clients import create_replay_adapter as create_replay_adapter
     from .convert.agentskit import from_agentskit as from_agentskit
     from .convert.agentskit import to_agentskit as to_agentskit
     from .convert.regista import from_regista_trace as from_regista_trace
@@ -108,10 +108,10 @@ if TYPE_CHECKING:
     from .faults import inject_error as inject_error
     from .matching import placeholder as placeholder
     from .matching import register_matcher as register_matcher
+    from .options import Options as Options
+    from .options import configure as configure
     from .providers import Provider as Provider
     from .providers import register_provider as register_provider
     from .providers.function import patch_function as patch_function
-    from .options import Options as Options
-    from .options import configure as configure
     from .storage import load_cassette as load_cassette
     from .storage import save_cassette as save_cassette

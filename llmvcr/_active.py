@@ -35,7 +35,7 @@ def activate(session: Session) -> contextvars.Token[Session | None]:
     token = _current.set(session)
     with _lock:
         _open.append(session)
-    for listener in list(_listeners):
+    for listener in _listeners:
         listener(session, "enter")
     return token
 
@@ -53,7 +53,7 @@ def deactivate(session: Session, token: contextvars.Token[Session | None] | None
 
 def announce_exit(session: Session) -> None:
     """Tell the listeners a session ended (after its last write)."""
-    for listener in list(_listeners):
+    for listener in _listeners:
         listener(session, "exit")
 
 
@@ -94,7 +94,7 @@ def watching() -> bool:
 
 
 def add_listener(listener: Listener) -> None:
-    """Call ``listener(session, "enter"|"exit")`` as each session starts and ends (run summaries, play logs)."""
+    """Call ``listener(session, "enter"|"exit")`` as each session starts and ends (summaries, play logs)."""
     _listeners.append(listener)
 
 

@@ -39,9 +39,9 @@ class Guard:
 
     def refuse(self, what: str) -> NetworkBlockedError:
         return NetworkBlockedError(
-            f"{self.test}: {what} blocked by --llmvcr-block-network (on when CI is set). Replay it from a cassette "
-            f"(@pytest.mark.llmvcr), record it locally with --llmvcr-record-mode=once, or allow the host with "
-            f"--llmvcr-allowed-hosts"
+            f"{self.test}: {what} blocked by --llmvcr-block-network (on when CI is set). "
+            f"Replay it from a cassette (@pytest.mark.llmvcr), record it locally with "
+            f"--llmvcr-record-mode=once, or allow the host with --llmvcr-allowed-hosts"
         )
 
     def outside_call(self, provider: str, call: str, host: str | None) -> NetworkBlockedError | None:
@@ -66,7 +66,7 @@ class Guard:
                 return original(sock, address)
             raise guard.refuse(f"a connection to {address!r}")
 
-        socket.socket.connect = connect  # type: ignore[method-assign]
+        socket.socket.connect = connect  # type: ignore[method-assign, assignment]
         _active.set_outside_policy(self.outside_call)
         providers.install()  # the seams watch calls made outside any cassette too
 

@@ -27,9 +27,9 @@ from .cassette import Cassette, Entry
 from .convert import JSON, read_call, stream_finished
 from .diff import shorten_pair, structural_diff
 from .errors import CassetteFormatError, LLMVCRError
+from .options import resolve_path
 from .playlog import PLAY_LOG, read_record, update_record
 from .redact import find_secrets
-from .options import resolve_path
 from .storage import atomic_write, document_of, dump_document, file_lock, load_cassette, parse_document
 
 SOURCES = ("llmvcr", "vcrpy", "regista", "agentskit")

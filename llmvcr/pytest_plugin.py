@@ -60,8 +60,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "llmvcr(name=None, **options): record/replay this test's LLM calls in cassettes/<module>/<test>.yaml; "
-        "options as for llmvcr.use_cassette",
+        "llmvcr(name=None, **options): record/replay this test's LLM calls in "
+        "cassettes/<module>/<test>.yaml; options as for llmvcr.use_cassette",
     )
     stats = _Stats()
     config.stash[_STATS] = stats
@@ -234,8 +234,9 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     tokens = sum(r.tokens for r in rows)
     dollars = sum(r.dollars for r in rows)
     line = (
-        f"llmvcr: {replayed} LLM calls replayed, {recorded} recorded, {len(stats.cassettes_written)} cassettes "
-        f"written, {unplayed} unplayed entries; replay saved {tokens:,} tokens"
+        f"llmvcr: {replayed} LLM calls replayed, {recorded} recorded, "
+        f"{len(stats.cassettes_written)} cassettes written, {unplayed} unplayed entries; "
+        f"replay saved {tokens:,} tokens"
     )
     line += f" (${dollars:.4f} at list price)" if dollars else ""
     terminalreporter.write_line(line)
@@ -243,5 +244,6 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         for r in rows:
             if r.replayed or r.recorded or r.unplayed:
                 terminalreporter.write_line(
-                    f"  {r.test}: {r.replayed} replayed, {r.recorded} recorded, {r.unplayed} unplayed, {r.tokens:,} tokens"
+                    f"  {r.test}: {r.replayed} replayed, {r.recorded} recorded, "
+                    f"{r.unplayed} unplayed, {r.tokens:,} tokens"
                 )

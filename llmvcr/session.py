@@ -185,7 +185,9 @@ class Session:
         redactor = self.redactor
         headers = redactor.headers(request.headers.items(), frozenset(request.headers))
         query = redactor.query(request.query) if request.query else ()
-        return Request(request.method, redactor.text(request.path), redactor.body(request.body), query, headers)
+        return Request(
+            request.method, redactor.text(request.path), redactor.body(request.body), query, headers
+        )
 
     def decide(self, provider: Caller, request: Request) -> Decision:
         """Redact ``request``, then: a fault due on this call, the recorded entry, or live.
@@ -202,7 +204,9 @@ class Session:
         if fault is not None:
             if fault.kind in ("timeout", "connection"):
                 return Decision(name, request, "", fault=fault, session=self)
-            return Decision(name, request, "", entry=Entry(name, request, fault.response(name), ""), session=self)
+            return Decision(
+                name, request, "", entry=Entry(name, request, fault.response(name), ""), session=self
+            )
         fingerprinter = self.options.fingerprinter
         key = stored_hash if fingerprinter.is_default else fingerprinter.request_hash(normalised)
         live = Decision(name, request, stored_hash, session=self)
@@ -228,7 +232,9 @@ class Session:
             position = self._claim_sequential()
             if position is not None:
                 warnings.warn(
-                    message + "\nServing the next unused entry instead.", ReplayDivergenceWarning, stacklevel=2
+                    message + "\nServing the next unused entry instead.",
+                    ReplayDivergenceWarning,
+                    stacklevel=2,
                 )
                 return self._serve(name, request, position, stored_hash)
         raise ReplayDivergence(message, cassette_path=self.path, diff=rows, request=request)
@@ -266,7 +272,7 @@ class Session:
             return position
 
     def nearest_diff(self, normalised: dict[str, Any]) -> tuple[list[DiffRow], Entry | None]:
-        """The recorded request on the same endpoint with the fewest differing paths (computed on a miss only)."""
+        """The recorded request on the same endpoint with the fewest differing paths (on a miss only)."""
         best: tuple[int, list[DiffRow], Entry] | None = None
         live = self.options.fingerprinter.prepare(normalised)
         for i in range(len(self.cassette)):
@@ -292,12 +298,16 @@ class Session:
             f"(record_mode={self.record_mode!r}, mode={self.options.mode!r})."
         )
         if nearest is None:
-            body = f"\nThe cassette holds no {request.method} {request.path} request ({len(self.cassette)} entries in all)."
+            body = (
+                f"\nThe cassette holds no {request.method} {request.path} request "
+                f"({len(self.cassette)} entries in all)."
+            )
         else:
             body = "\nNearest recorded request differs at:\n" + format_rows(rows)
         hint = (
-            f"\nTo re-record: delete {self.path} and run again, or use record_mode='new_episodes' to append "
-            f"(pytest: --llmvcr-record-mode=new_episodes); to tolerate volatile fields, see ignore= and match_on=."
+            f"\nTo re-record: delete {self.path} and run again, or use record_mode='new_episodes' to "
+            f"append (pytest: --llmvcr-record-mode=new_episodes); to tolerate volatile fields, see "
+            f"ignore= and match_on=."
         )
         return head + body + hint
 

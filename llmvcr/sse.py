@@ -110,7 +110,12 @@ def encode_events(events: list[Event]) -> list[tuple[Any, bytes]]:
     for event in events:
         name = event.get("event")
         data = event.get("data")
-        if isinstance(data, str) or "id" in event or "retry" in event or not (name is None or type(name) is str):
+        if (
+            isinstance(data, str)
+            or "id" in event
+            or "retry" in event
+            or not (name is None or type(name) is str)
+        ):
             out.append((event.get("t"), encode_event(event)))
             continue
         head = heads.get(name)

@@ -410,6 +410,8 @@ def test_the_readme_decide_adapter_records_replays_and_redacts(cassette_dir: Any
                 userlib.Gateway().complete(f"summarise with {key}")
     finally:
         unregister_provider("gateway")
-    assert "complete" in vars(userlib.Gateway) and not hasattr(vars(userlib.Gateway)["complete"], "__wrapped__")
+    assert "complete" in vars(userlib.Gateway) and not hasattr(
+        vars(userlib.Gateway)["complete"], "__wrapped__"
+    )
     readme = (Path(__file__).parent.parent / "README.md").read_text()
     assert (Path(__file__).parent / "decide_example.py").read_text().strip() in readme

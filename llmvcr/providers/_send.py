@@ -111,7 +111,9 @@ def _decide(module: Any, args: Any, kwargs: Any) -> tuple[Decision, Any] | None:
     return decision, request
 
 
-def _capture(module: Any, decision: Decision, response: Any, stream: bool, start: float, is_async: bool) -> Any:
+def _capture(
+    module: Any, decision: Decision, response: Any, stream: bool, start: float, is_async: bool
+) -> Any:
     sse = stream and "text/event-stream" in response.headers.get("content-type", "")
     capture = Capture(decision.record, response.status_code, _response_headers(response), sse)
     capture.restart_clock(start)

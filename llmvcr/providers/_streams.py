@@ -59,7 +59,7 @@ def tee(module: Any, inner: Any, capture: Capture, is_async: bool) -> Any:
     """A byte stream of ``module`` (httpx2 or httpx) that passes ``inner``'s chunks on and to ``capture``."""
     if not is_async:
 
-        class Tee(module.SyncByteStream):  # type: ignore[misc, name-defined]
+        class Tee(module.SyncByteStream):  # type: ignore[misc]
             def __iter__(self) -> Iterator[bytes]:
                 try:
                     for chunk in inner:
@@ -76,7 +76,7 @@ def tee(module: Any, inner: Any, capture: Capture, is_async: bool) -> Any:
 
         return Tee()
 
-    class AsyncTee(module.AsyncByteStream):  # type: ignore[misc, name-defined]
+    class AsyncTee(module.AsyncByteStream):  # type: ignore[misc]
         async def __aiter__(self) -> AsyncIterator[bytes]:
             try:
                 async for chunk in inner:
@@ -120,7 +120,7 @@ def _replay_stream(module: Any, response: Response, speed: float | None, is_asyn
 
     if not is_async:
 
-        class Replay(module.SyncByteStream):  # type: ignore[misc, name-defined]
+        class Replay(module.SyncByteStream):  # type: ignore[misc]
             closed = False  # reading on after close() fails as it does on a closed socket
 
             def __iter__(self) -> Iterator[bytes]:
@@ -140,7 +140,7 @@ def _replay_stream(module: Any, response: Response, speed: float | None, is_asyn
 
         return Replay()
 
-    class AsyncReplay(module.AsyncByteStream):  # type: ignore[misc, name-defined]
+    class AsyncReplay(module.AsyncByteStream):  # type: ignore[misc]
         closed = False
 
         async def __aiter__(self) -> AsyncIterator[bytes]:

@@ -67,7 +67,7 @@ def from_json(value: Any) -> Any:
         cls = _load_class(str(kind))
         if hasattr(cls, "model_validate"):
             return cls.model_validate(inner)
-        if dataclasses.is_dataclass(cls):
+        if isinstance(cls, type) and dataclasses.is_dataclass(cls) and isinstance(inner, dict):
             return cls(**inner)
         return inner
     return value

@@ -157,7 +157,8 @@ class _Socket:
             return TimeoutError("timed out while receiving data")
         return ReplayExhausted(
             f"llmvcr: recv() on a replayed OpenAI WebSocket ({self.path}) with no recorded message left in "
-            f"{self.cassette_path or 'the cassette'}; live, this call would wait for a message the recording never received"
+            f"{self.cassette_path or 'the cassette'}; live, this call would wait for a message the "
+            f"recording never received"
         )
 
     def _close_local(self, code: int, reason: str) -> None:
