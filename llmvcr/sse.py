@@ -103,7 +103,7 @@ def encode_event(event: Event) -> bytes:
 
 
 def encode_events(events: list[Event]) -> list[tuple[Any, bytes]]:
-    """``(t, encode_event(event))`` for each event, sharing the head of events of one name (the common case)."""
+    """``(t, encode_event(event))`` for each event, sharing the head of events of one name."""
     heads: dict[str | None, bytes] = {}
     dumps = orjson.dumps
     out: list[tuple[Any, bytes]] = []
