@@ -1,14 +1,18 @@
-"""The network guard: refuse LLM calls and connections that would leave the machine unrecorded.
+"""The network guard: refuse LLM calls that would leave the machine unrecorded.
 
-On under ``--llmvcr-block-network`` (and on CI by default). An LLM SDK call made outside every
-cassette raises ``NetworkBlockedError`` at once, naming the test; so does a socket connection
-to a host that is not loopback or allowed, unless a cassette that may record is open.
+On CI (and under ``--llmvcr-block-network``) an LLM SDK call made outside every cassette raises
+``NetworkBlockedError`` at once, naming the test: those calls cost money and need keys. A call
+another recorder answers (a test marked ``vcr`` for pytest-recording or cassetter, or vcrpy's
+transport patch in place) is left to it. Only ``--llmvcr-block-network`` also refuses socket
+connections to hosts that are not loopback or allowed, unless a cassette that may record is open;
+databases and service containers a suite talks to are not llmvcr's business otherwise.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import socket
+import sys
 from typing import Any
 
 from . import _active, providers
@@ -20,16 +24,22 @@ _LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhos
 class Guard:
     """Refuses connections and LLM calls made outside a cassette that may record."""
 
-    def __init__(self, allowed: set[str]) -> None:
-        self.allowed = allowed
+    def __init__(self, allowed: set[str], *, block_sockets: bool = False) -> None:
+        self.allowed = {h.lower() for h in allowed}
+        self.block_sockets = block_sockets
         self.test = "(no test)"
+        self.other_recorder = False  # the current test is another recorder's (marked "vcr")
+        self._resolved: set[str] = set()  # addresses an allowed name resolved to
         self._original: Any = None
+        self._original_getaddrinfo: Any = None
+        self._transports: dict[str, Any] = {}
 
     def allows_host(self, host: str) -> bool:
-        if host in self.allowed or host in _LOOPBACK_NAMES:
+        host = host.strip("[]").lower()
+        if host in self.allowed or host in _LOOPBACK_NAMES or host in self._resolved:
             return True
         try:
-            return ipaddress.ip_address(host.strip("[]")).is_loopback
+            return ipaddress.ip_address(host).is_loopback
         except ValueError:
             return False
 
@@ -45,14 +55,38 @@ class Guard:
         )
 
     def outside_call(self, provider: str, call: str, host: str | None) -> NetworkBlockedError | None:
-        """The outside policy: an LLM call no cassette answers is refused unless its host is allowed."""
-        if host is not None and self.allows_host(host):
+        """The outside policy: an LLM call no cassette answers is refused unless its host is allowed
+        or another recorder answers it."""
+        if (host is not None and self.allows_host(host)) or self.other_recorder or self._answered_elsewhere():
             return None
         where = f" to {host}" if host else ""
         return self.refuse(f"the {provider} call {call}{where} outside a cassette")
 
+    def _answered_elsewhere(self) -> bool:
+        current = _transport_handles()
+        for name in current.keys() - self._transports.keys():  # imported since start
+            self._transports[name] = current[name]
+        return any(current[name] is not self._transports[name] for name in current)
+
     def start(self) -> None:
+        self._transports = _transport_handles()
+        _active.set_outside_policy(self.outside_call)
+        providers.install()  # the seams watch calls made outside any cassette too
+        if self.block_sockets:
+            self._block_sockets()
+
+    def _block_sockets(self) -> None:
         guard = self
+        original_getaddrinfo = socket.getaddrinfo
+        self._original_getaddrinfo = original_getaddrinfo
+
+        def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+            infos = original_getaddrinfo(host, *args, **kwargs)
+            if isinstance(host, str) and host.lower() in guard.allowed:  # allowed by name, before resolution
+                guard._resolved.update(str(info[4][0]) for info in infos)
+            return infos
+
+        socket.getaddrinfo = getaddrinfo
         original = socket.socket.connect
         self._original = original
 
@@ -67,8 +101,6 @@ class Guard:
             raise guard.refuse(f"a connection to {address!r}")
 
         socket.socket.connect = connect  # type: ignore[method-assign, assignment]
-        _active.set_outside_policy(self.outside_call)
-        providers.install()  # the seams watch calls made outside any cassette too
 
     def watch_sdks(self) -> None:
         """Wrap the funnels of SDKs imported since the last test, so a blocked call surfaces at once."""
@@ -78,5 +110,16 @@ class Guard:
     def stop(self) -> None:
         if self._original is not None:
             socket.socket.connect = self._original  # type: ignore[method-assign]
+            socket.getaddrinfo = self._original_getaddrinfo
         _active.set_outside_policy(None)
         providers.uninstall()
+
+
+def _transport_handles() -> dict[str, Any]:
+    """The HTTP libraries' own ``HTTPTransport.handle_request``, to tell when another recorder replaced it."""
+    handles: dict[str, Any] = {}
+    for name in ("httpx2", "httpx"):
+        transport = getattr(sys.modules.get(name), "HTTPTransport", None)
+        if transport is not None:
+            handles[name] = vars(transport).get("handle_request")
+    return handles

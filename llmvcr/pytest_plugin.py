@@ -18,6 +18,7 @@ import pytest
 from . import _active
 from ._guard import Guard
 from .api import CassetteContext
+from .errors import CassetteNotFoundError
 from .options import RECORD_MODES, Options
 from .playlog import PlayLog
 from .session import Session
@@ -30,7 +31,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--llmvcr-record-mode",
         choices=RECORD_MODES,
         default=None,
-        help="record mode for every cassette (default: each cassette's own, 'once')",
+        help="record mode for every cassette (default: each cassette's own, 'once'; 'none' when CI is set)",
     )
     group.addoption(
         "--llmvcr-dir",
@@ -41,19 +42,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--llmvcr-block-network",
         action="store_true",
         default=None,
-        help="fail any LLM call or non-loopback connection made outside a recording cassette "
-        "(default: on when CI is set)",
+        help="also fail any connection to a host that is not loopback or allowed, made outside a "
+        "recording cassette (LLM calls outside a cassette are refused whenever CI is set)",
     )
     group.addoption(
         "--llmvcr-no-block-network",
         dest="llmvcr_block_network",
         action="store_false",
-        help="do not block the network, even on CI",
+        help="refuse nothing, not even LLM calls outside a cassette on CI",
     )
     group.addoption(
         "--llmvcr-allowed-hosts",
         default="",
-        help="comma-separated hosts that may be reached even when the network is blocked",
+        help="comma-separated host names or addresses that may be reached even when blocked "
+        "(names match as written, before resolution)",
     )
 
 
@@ -71,12 +73,16 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_PLAYS] = plays
     _active.add_listener(plays.on_session)
     block = config.getoption("llmvcr_block_network")
-    if block is None:
-        block = bool(os.environ.get("CI"))
-    if block:
+    if block is not False and (block or on_ci()):
         allowed = {h.strip() for h in config.getoption("llmvcr_allowed_hosts").split(",") if h.strip()}
-        config.stash[_GUARD] = Guard(allowed)
-        config.stash[_GUARD].start()
+        guard = Guard(allowed, block_sockets=bool(block))
+        config.stash[_GUARD] = guard
+        guard.start()
+
+
+def on_ci() -> bool:
+    """``CI`` is set to a true value (``false``, ``0``, ``no``, ``off`` and empty mean not CI)."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no", "off")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -124,7 +130,14 @@ def llmvcr_config() -> dict[str, Any]:
     return {}
 
 
-def _options(request: pytest.FixtureRequest, config: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
+def _options(
+    request: pytest.FixtureRequest, config: dict[str, Any]
+) -> tuple[str | None, dict[str, Any], bool]:
+    """The cassette name and options for this test, and whether CI chose its record mode.
+
+    Precedence, lowest first: ``llmvcr_config``, the marker, then ``--llmvcr-record-mode``; with
+    none of them naming a record mode, CI means ``none``.
+    """
     merged: dict[str, Any] = dict(config)
     name: str | None = None
     marker = request.node.get_closest_marker("llmvcr")
@@ -134,18 +147,37 @@ def _options(request: pytest.FixtureRequest, config: dict[str, Any]) -> tuple[st
         merged.update(marker.kwargs)
         name = merged.pop("name", name)
     mode = request.config.getoption("llmvcr_record_mode")
+    by_ci = False
     if mode is not None:
         merged["record_mode"] = mode
-    return name, merged
+    elif "record_mode" not in merged and on_ci():
+        merged["record_mode"] = "none"  # CI replays; recording is done locally and committed
+        by_ci = True
+    return name, merged, by_ci
 
 
 @pytest.fixture
 def llmvcr_cassette(request: pytest.FixtureRequest, llmvcr_config: dict[str, Any]) -> Iterator[Any]:
     """The test's ``Cassette``, active for the whole test."""
-    name, options = _options(request, llmvcr_config)
-    context = CassetteContext(cassette_path(request.node, name), Options.build(**options))
-    with context as cassette:
+    name, options, by_ci = _options(request, llmvcr_config)
+    path = cassette_path(request.node, name)
+    context = CassetteContext(path, Options.build(**options))
+    try:
+        cassette = context.__enter__()
+    except CassetteNotFoundError:
+        why = " (the default when CI is set)" if by_ci else ""
+        raise CassetteNotFoundError(
+            f"{request.node.nodeid}: no cassette at {path}, and record_mode='none'{why} forbids "
+            f"recording. Record it locally and commit it: pytest '{request.node.nodeid}' "
+            f"--llmvcr-record-mode=once"
+        ) from None
+    try:
         yield cassette
+    except BaseException as err:
+        context.__exit__(type(err), err, err.__traceback__)
+        raise
+    else:
+        context.__exit__(None, None, None)
 
 
 @pytest.fixture(autouse=True)
@@ -164,6 +196,8 @@ def _llmvcr_marker(request: pytest.FixtureRequest) -> Iterator[None]:
     guard: Guard | None = request.config.stash.get(_GUARD, None)
     if guard is not None:
         guard.test = request.node.nodeid
+        # pytest-recording and cassetter mark their tests "vcr": their cassette answers, not llmvcr
+        guard.other_recorder = request.node.get_closest_marker("vcr") is not None
         guard.watch_sdks()
     yield
 

@@ -137,17 +137,23 @@ def test_loopback_is_allowed():
     result.assert_outcomes(passed=3)
 
 
-def test_block_network_is_on_when_ci_is_set(inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ci_refuses_llm_calls_not_sockets(inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CI", "true")
     inner.makepyfile(
         test_ci="""
-import socket, pytest, llmvcr
+import socket, pytest, llmvcr, anthropic
 def test_blocked():
+    client = anthropic.Anthropic(api_key="sk-ant-x-000000000", base_url="http://api.example.test", max_retries=0)
     with pytest.raises(llmvcr.NetworkBlockedError):
-        socket.create_connection(("192.0.2.1", 80), timeout=1)
+        client.messages.create(model="m", max_tokens=1, messages=[{"role": "user", "content": "hi"}])
+
+def test_sockets_are_not_llmvcrs_business():
+    with pytest.raises(OSError) as info:  # refused or unreachable by the network, not by llmvcr
+        socket.create_connection(("192.0.2.1", 80), timeout=0.5)
+    assert not isinstance(info.value, llmvcr.NetworkBlockedError)
 """
     )
-    run(inner).assert_outcomes(passed=1)
+    run(inner).assert_outcomes(passed=2)
 
 
 def test_xdist_workers_share_one_cassette_without_losing_entries(inner: pytest.Pytester, server: Any) -> None:

@@ -1,0 +1,161 @@
+"""Switching llmvcr on in a team's CI: pytest run as a user runs it, with CI set and unset.
+
+Each inner run is a real pytest subprocess over a project that also holds a pytest-recording test
+and a test that talks to a (local, non-loopback) service the way a suite talks to a database.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+HEADER = """
+import os, socket, threading, anthropic, httpx2, pytest, llmvcr
+URL = os.environ["LLM_URL"]
+
+def ask(text, base_url=URL):
+    client = anthropic.Anthropic(api_key="sk-ant-inner-test-key-000", base_url=base_url, max_retries=0)
+    return client.messages.create(model="claude-sonnet-4-5", max_tokens=16,
+                                  messages=[{"role": "user", "content": text}]).content[0].text
+
+def service_address():
+    # this machine's own non-loopback address: traffic to it stays on the machine
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    probe.connect(("192.0.2.1", 9))  # UDP: chooses a route, sends nothing
+    address = probe.getsockname()[0]
+    probe.close()
+    assert not address.startswith("127."), address
+    return address
+"""
+
+SERVICE_TEST = """
+def test_talks_to_a_service():
+    listener = socket.socket()
+    listener.bind(("0.0.0.0", 0))
+    listener.listen(1)
+    port = listener.getsockname()[1]
+    threading.Thread(target=lambda: listener.accept()[0].sendall(b"PONG"), daemon=True).start()
+    with socket.create_connection((service_address(), port), timeout=5) as conn:
+        assert conn.recv(4) == b"PONG"
+    listener.close()
+"""
+
+
+@pytest.fixture
+def inner(pytester: pytest.Pytester, server: Any, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    monkeypatch.setenv("LLM_URL", server.url)
+    monkeypatch.delenv("CI", raising=False)
+    return pytester
+
+
+def run(p: pytest.Pytester, *args: str, ci: str | None = None) -> pytest.RunResult:
+    env_ci = {} if ci is None else {"CI": ci}
+    old = {k: os.environ.get(k) for k in env_ci}
+    os.environ.update(env_ci)
+    try:
+        return p.runpytest_subprocess("-p", "no:cacheprovider", *args, timeout=120)
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+        and "__pycache__" not in p.parts
+        and p.name not in ("stdout", "stderr")  # pytester's own
+    }
+
+
+def test_ci_never_records_a_missing_cassette(inner: pytest.Pytester, server: Any) -> None:
+    inner.makepyfile(
+        test_new=HEADER
+        + """
+@pytest.mark.llmvcr
+def test_not_recorded_yet():
+    assert ask("hello") == "Echo: hello"
+"""
+    )
+    before, tree = server.request_count, snapshot(inner.path)
+    result = run(inner, ci="true")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*test_new.py::test_not_recorded_yet: no cassette at *test_not_recorded_yet.yaml*",
+            "*(the default when CI is set)*pytest 'test_new.py::test_not_recorded_yet' --llmvcr-record-mode=once*",
+        ]
+    )
+    assert server.request_count == before  # nothing went to the API
+    assert snapshot(inner.path) == tree  # and nothing was written
+    # an explicit flag still wins over the CI default
+    run(inner, "--llmvcr-record-mode=once", ci="true").assert_outcomes(passed=1)
+    assert (inner.path / "cassettes" / "test_new" / "test_not_recorded_yet.yaml").exists()
+
+
+def test_ci_refuses_llm_calls_outside_a_cassette_but_not_other_services(inner: pytest.Pytester) -> None:
+    inner.makepyfile(
+        test_mixed=HEADER
+        + SERVICE_TEST
+        + """
+def test_llm_outside_a_cassette():
+    with pytest.raises(llmvcr.NetworkBlockedError, match="test_llm_outside_a_cassette.*anthropic call POST"):
+        ask("hi", base_url="http://api.example.test")
+"""
+    )
+    run(inner, ci="true").assert_outcomes(passed=2)
+    run(inner, ci="1").assert_outcomes(passed=2)
+
+
+@pytest.mark.parametrize("value", ["false", "0", "no", ""])
+def test_ci_values_that_mean_not_ci(inner: pytest.Pytester, value: str) -> None:
+    inner.makepyfile(
+        test_local=HEADER
+        + """
+def test_llm_outside_a_cassette_goes_through():
+    assert ask("local") == "Echo: local"
+"""
+    )
+    run(inner, ci=value).assert_outcomes(passed=1)
+
+
+def test_block_network_flag_also_refuses_sockets_and_allows_hosts_by_name(inner: pytest.Pytester) -> None:
+    inner.makepyfile(
+        test_block=HEADER
+        + """
+def test_socket_to_a_non_loopback_address():
+    with pytest.raises(llmvcr.NetworkBlockedError, match="test_socket_to_a_non_loopback_address"):
+        socket.create_connection((service_address(), 9), timeout=1)
+
+def test_llm_call_to_an_allowed_name_is_not_refused():
+    # the name matches as written, before any resolution: the call goes out (and fails to resolve)
+    with pytest.raises(anthropic.APIConnectionError):
+        ask("hi", base_url="http://llm-gateway.invalid")
+"""
+    )
+    run(inner, "--llmvcr-block-network", "--llmvcr-allowed-hosts=llm-gateway.invalid").assert_outcomes(
+        passed=2
+    )
+
+
+def test_pytest_recording_tests_pass_under_ci(inner: pytest.Pytester, server: Any) -> None:
+    inner.makepyfile(
+        test_vcr=HEADER
+        + """
+@pytest.mark.vcr
+def test_still_on_pytest_recording():
+    assert ask("vcr") == "Echo: vcr"
+"""
+    )
+    run(inner, "--record-mode=once").assert_outcomes(passed=1)  # recorded locally by pytest-recording
+    assert (inner.path / "cassettes" / "test_vcr" / "test_still_on_pytest_recording.yaml").exists()
+    before = server.request_count
+    run(inner, "--record-mode=none", ci="true").assert_outcomes(passed=1)
+    assert server.request_count == before  # vcrpy answered it, and llmvcr let it
