@@ -8,21 +8,18 @@ from __future__ import annotations
 
 import os
 import re
-import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
 from . import _active
 from ._guard import Guard
+from ._summary import RunSummary
 from .api import CassetteContext
 from .errors import CassetteNotFoundError
 from .options import RECORD_MODES, Options
 from .playlog import PlayLog
-from .session import Session
-from .usage import cost_of, tokens_of
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -65,7 +62,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "llmvcr(name=None, **options): record/replay this test's LLM calls in "
         "cassettes/<module>/<test>.yaml; options as for llmvcr.use_cassette",
     )
-    stats = _Stats()
+    stats = RunSummary()
     config.stash[_STATS] = stats
     _active.add_listener(stats.on_session)
     # what this run plays, for `llmvcr prune`; xdist workers share the controller's run id
@@ -182,9 +179,9 @@ def llmvcr_cassette(request: pytest.FixtureRequest, llmvcr_config: dict[str, Any
 
 @pytest.fixture(autouse=True)
 def _llmvcr_marker(request: pytest.FixtureRequest) -> Iterator[None]:
-    stats: _Stats | None = request.config.stash.get(_STATS, None)
+    stats: RunSummary | None = request.config.stash.get(_STATS, None)
     if stats is not None:
-        stats.current.test = request.node.nodeid
+        stats.test = request.node.nodeid
     plays: PlayLog | None = request.config.stash.get(_PLAYS, None)
     if plays is not None:
         plays.test = request.node.nodeid
@@ -202,43 +199,7 @@ def _llmvcr_marker(request: pytest.FixtureRequest) -> Iterator[None]:
     yield
 
 
-# -- the summary ---------------------------------------------------------------------------
-@dataclass
-class _TestStats:
-    test: str = ""
-    replayed: int = 0
-    recorded: int = 0
-    writes: int = 0
-    unplayed: int = 0
-    tokens: int = 0
-    dollars: float = 0.0
-
-
-@dataclass
-class _Stats:
-    per_test: dict[str, _TestStats] = field(default_factory=dict)
-    cassettes_written: set[str] = field(default_factory=set)
-    current: _TestStats = field(default_factory=_TestStats)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def on_session(self, session: Session, event: str) -> None:
-        if event != "exit":
-            return
-        with self.lock:
-            test = self.current.test or "(outside tests)"
-            row = self.per_test.setdefault(test, _TestStats(test))
-            row.replayed += session.replayed
-            row.recorded += session.recorded
-            row.writes += session.writes
-            row.unplayed += len(session.cassette.unplayed)
-            for entry in session.served:
-                row.tokens += sum(tokens_of(entry))
-                row.dollars += cost_of(entry) or 0.0
-            if session.writes:
-                self.cassettes_written.add(session.path)
-
-
-_STATS = pytest.StashKey[_Stats]()
+_STATS = pytest.StashKey[RunSummary]()
 _GUARD = pytest.StashKey[Guard]()
 _PLAYS = pytest.StashKey[PlayLog]()
 
@@ -254,30 +215,24 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 def pytest_sessionfinish(session: pytest.Session) -> None:
     plays = session.config.stash.get(_PLAYS, None)
     if plays is not None:
-        plays.write()  # each cassette folder's .llmvcr-plays.json
+        plays.write()
+    stats = session.config.stash.get(_STATS, None)
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if stats is not None and workeroutput is not None:  # a pytest-xdist worker: the controller prints
+        workeroutput["llmvcr_summary"] = stats.as_json()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """pytest-xdist: a worker finished; add its counts to the controller's summary."""
+    data = getattr(node, "workeroutput", {}).get("llmvcr_summary")
+    stats = node.config.stash.get(_STATS, None)
+    if data and stats is not None:
+        stats.merge(data)
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     stats = config.stash.get(_STATS, None)
-    if stats is None or not stats.per_test:
-        return
-    rows = list(stats.per_test.values())
-    replayed = sum(r.replayed for r in rows)
-    recorded = sum(r.recorded for r in rows)
-    unplayed = sum(r.unplayed for r in rows)
-    tokens = sum(r.tokens for r in rows)
-    dollars = sum(r.dollars for r in rows)
-    line = (
-        f"llmvcr: {replayed} LLM calls replayed, {recorded} recorded, "
-        f"{len(stats.cassettes_written)} cassettes written, {unplayed} unplayed entries; "
-        f"replay saved {tokens:,} tokens"
-    )
-    line += f" (${dollars:.4f} at list price)" if dollars else ""
-    terminalreporter.write_line(line)
-    if config.get_verbosity() > 0:
-        for r in rows:
-            if r.replayed or r.recorded or r.unplayed:
-                terminalreporter.write_line(
-                    f"  {r.test}: {r.replayed} replayed, {r.recorded} recorded, "
-                    f"{r.unplayed} unplayed, {r.tokens:,} tokens"
-                )
+    if stats is not None:
+        for line in stats.lines(verbose=config.get_verbosity() > 0):
+            terminalreporter.write_line(line)

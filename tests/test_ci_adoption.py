@@ -121,9 +121,14 @@ def test_ci_values_that_mean_not_ci(inner: pytest.Pytester, value: str) -> None:
         + """
 def test_llm_outside_a_cassette_goes_through():
     assert ask("local") == "Echo: local"
+
+def test_llm_to_a_remote_host_is_not_refused_by_llmvcr():
+    with pytest.raises(anthropic.APIConnectionError) as info:  # the host does not resolve: no network here
+        ask("hi", base_url="http://api.example.test")
+    assert not isinstance(info.value, llmvcr.NetworkBlockedError)
 """
     )
-    run(inner, ci=value).assert_outcomes(passed=1)
+    run(inner, ci=value).assert_outcomes(passed=2)
 
 
 def test_block_network_flag_also_refuses_sockets_and_allows_hosts_by_name(inner: pytest.Pytester) -> None:
@@ -151,11 +156,17 @@ def test_pytest_recording_tests_pass_under_ci(inner: pytest.Pytester, server: An
         + """
 @pytest.mark.vcr
 def test_still_on_pytest_recording():
-    assert ask("vcr") == "Echo: vcr"
+    assert ask("vcr", base_url=os.environ.get("API_URL", URL)) == "Echo: vcr"
 """
     )
     run(inner, "--record-mode=once").assert_outcomes(passed=1)  # recorded locally by pytest-recording
-    assert (inner.path / "cassettes" / "test_vcr" / "test_still_on_pytest_recording.yaml").exists()
+    cassette = inner.path / "cassettes" / "test_vcr" / "test_still_on_pytest_recording.yaml"
+    # as if recorded against the real API: the cassette names a remote host, which CI must not reach
+    cassette.write_text(cassette.read_text().replace(server.url, "http://api.anthropic.example"))
     before = server.request_count
-    run(inner, "--record-mode=none", ci="true").assert_outcomes(passed=1)
+    os.environ["API_URL"] = "http://api.anthropic.example"
+    try:
+        run(inner, "--record-mode=none", ci="true").assert_outcomes(passed=1)
+    finally:
+        del os.environ["API_URL"]
     assert server.request_count == before  # vcrpy answered it, and llmvcr let it

@@ -317,8 +317,10 @@ def test_two_calls():
     assert server.request_count == before
     result.stdout.fnmatch_lines(
         [
-            f"llmvcr: 1 LLM calls replayed, 0 recorded, 0 cassettes written, 1 unplayed entries; replay saved {saved:,} "
+            f"llmvcr: 1 LLM call replayed, 0 recorded, 0 cassettes written, 1 unplayed entry; replay saved {saved:,} "
             "tokens ($0.0*",
+            "  1 cassette with entries no test used (drop them with: llmvcr prune PATH...):",
+            "    *cassettes/test_sum/test_two_calls.yaml: 1 entry",
             f"*test_sum.py::test_two_calls: 1 replayed, 0 recorded, 1 unplayed, {saved:,} tokens",
         ]
     )
@@ -373,3 +375,21 @@ def test_blocked_outside_a_cassette():
 """
     )
     run(inner, "--llmvcr-block-network").assert_outcomes(passed=2)
+
+
+def test_the_summary_under_xdist_adds_up_the_workers(inner: pytest.Pytester, server: Any) -> None:
+    inner.makepyfile(
+        test_par=HEADER
+        + """
+@pytest.mark.parametrize("word", ["a", "b", "c", "d"])
+@pytest.mark.llmvcr
+def test_word(word):
+    assert ask(word) == "Echo: " + word
+"""
+    )
+    run(inner, "-n", "2").assert_outcomes(passed=4)
+    result = run(inner, "-n", "2", "--llmvcr-record-mode=none")
+    result.assert_outcomes(passed=4)
+    result.stdout.fnmatch_lines(
+        ["llmvcr: 4 LLM calls replayed, 0 recorded, 0 cassettes written, 0 unplayed entries;*"]
+    )

@@ -1,0 +1,113 @@
+"""The end-of-run line: what replay saved, what was recorded, and what no test used.
+
+Counted per test from each session as it ends; pytest-xdist workers hand their counts to the
+controller (``as_json``/``merge``), so ``pytest -n 2`` prints the same summary as a serial run.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .session import Session
+from .usage import cost_of, tokens_of
+
+
+@dataclass
+class TestCounts:
+    test: str = ""
+    replayed: int = 0
+    recorded: int = 0
+    writes: int = 0
+    unplayed: int = 0
+    tokens: int = 0
+    dollars: float = 0.0
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``1 cassette``, ``2 cassettes``; ``many`` for irregular plurals (``entry``/``entries``)."""
+    return f"{n:,} {word if n == 1 else (many or word + 's')}"
+
+
+@dataclass
+class RunSummary:
+    per_test: dict[str, TestCounts] = field(default_factory=dict)
+    written: set[str] = field(default_factory=set)
+    unplayed: dict[str, int] = field(default_factory=dict)  # cassette path -> entries no call used
+    test: str = ""  # the test running now
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def on_session(self, session: Session, event: str) -> None:
+        if event != "exit":
+            return
+        unplayed = len(session.cassette.unplayed)
+        with self.lock:
+            name = self.test or "(outside tests)"
+            row = self.per_test.setdefault(name, TestCounts(name))
+            row.replayed += session.replayed
+            row.recorded += session.recorded
+            row.writes += session.writes
+            row.unplayed += unplayed
+            for entry in session.served:
+                row.tokens += sum(tokens_of(entry))
+                row.dollars += cost_of(entry) or 0.0
+            if session.writes:
+                self.written.add(session.path)
+            if session.path and session.persist:
+                if unplayed:
+                    self.unplayed[session.path] = unplayed
+                else:
+                    self.unplayed.pop(session.path, None)
+
+    def as_json(self) -> dict[str, Any]:
+        """What a pytest-xdist worker sends its controller."""
+        return {
+            "per_test": [asdict(r) for r in self.per_test.values()],
+            "written": sorted(self.written),
+            "unplayed": self.unplayed,
+        }
+
+    def merge(self, data: dict[str, Any]) -> None:
+        with self.lock:
+            for raw in data.get("per_test", []):
+                row = TestCounts(**raw)
+                mine = self.per_test.setdefault(row.test, TestCounts(row.test))
+                for key in ("replayed", "recorded", "writes", "unplayed", "tokens", "dollars"):
+                    setattr(mine, key, getattr(mine, key) + getattr(row, key))
+            self.written.update(data.get("written", []))
+            self.unplayed.update(data.get("unplayed", {}))
+
+    def lines(self, verbose: bool) -> list[str]:
+        if not self.per_test:
+            return []
+        rows = list(self.per_test.values())
+        replayed = sum(r.replayed for r in rows)
+        recorded = sum(r.recorded for r in rows)
+        unplayed = sum(self.unplayed.values())
+        tokens = sum(r.tokens for r in rows)
+        dollars = sum(r.dollars for r in rows)
+        line = (
+            f"llmvcr: {plural(replayed, 'LLM call')} replayed, {recorded:,} recorded, "
+            f"{plural(len(self.written), 'cassette')} written, "
+            f"{plural(unplayed, 'unplayed entry', 'unplayed entries')}; "
+            f"replay saved {plural(tokens, 'token')}"
+        )
+        out = [line + (f" (${dollars:.4f} at list price)" if dollars else "")]
+        if self.unplayed:
+            shown = sorted(self.unplayed.items())[:10]
+            out.append(
+                f"  {plural(len(self.unplayed), 'cassette')} with entries no test used "
+                f"(drop them with: llmvcr prune PATH...):"
+            )
+            out += [f"    {path}: {plural(n, 'entry', 'entries')}" for path, n in shown]
+            if len(self.unplayed) > len(shown):
+                out.append(f"    ... and {len(self.unplayed) - len(shown)} more")
+        if verbose:
+            out += [
+                f"  {r.test}: {r.replayed} replayed, {r.recorded} recorded, {r.unplayed} unplayed, "
+                f"{plural(r.tokens, 'token')}"
+                for r in rows
+                if r.replayed or r.recorded or r.unplayed
+            ]
+        return out
