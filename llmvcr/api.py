@@ -74,6 +74,7 @@ class CassetteContext:
 
             @functools.wraps(fn)
             async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+                __tracebackhide__ = True  # pytest shows the user's frame and the message
                 with self:
                     return await fn(*args, **kwargs)
 
@@ -81,6 +82,7 @@ class CassetteContext:
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
+            __tracebackhide__ = True  # pytest shows the user's frame and the message
             with self:
                 return fn(*args, **kwargs)
 

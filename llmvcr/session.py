@@ -194,6 +194,7 @@ class Session:
 
         Raises ``ReplayDivergence`` when nothing answers and the cassette may not record.
         """
+        __tracebackhide__ = True  # pytest shows the user's frame and the message
         request = self.redact_request(request)
         normalised = request.normalised()
         stored_hash = default_request_hash(normalised)
@@ -305,9 +306,9 @@ class Session:
         else:
             body = "\nNearest recorded request differs at:\n" + format_rows(rows)
         hint = (
-            f"\nTo re-record: delete {self.path} and run again, or use record_mode='new_episodes' to "
-            f"append (pytest: --llmvcr-record-mode=new_episodes); to tolerate volatile fields, see "
-            f"ignore= and match_on=."
+            f"\nTo re-record it: run again with record_mode='all', which rewrites {self.path} "
+            f"(pytest: -k <test> --llmvcr-record-mode=all); 'new_episodes' appends instead and leaves "
+            f"the stale entry unplayed. To tolerate volatile fields, see ignore= and match_on=."
         )
         return head + body + hint
 

@@ -514,7 +514,7 @@ def test_divergence_names_file_diffs_and_never_reaches_network(
         "request.body.system: recorded 'You are a greeter.' != live "
         "'You are a greeter. Always answer in French.'"
     ) in text
-    assert "record_mode='new_episodes'" in text and "delete" in text
+    assert "record_mode='all'" in text and "--llmvcr-record-mode=all" in text and "new_episodes" in text
     assert info.value.diff == [
         ("request.body.system", "You are a greeter.", "You are a greeter. Always answer in French.")
     ]

@@ -48,6 +48,7 @@ def funnel_wrappers(provider: str) -> tuple[Callable[..., Any], Callable[..., Aw
     """The sync and async wrapt wrappers for ``provider``'s funnel methods."""
 
     def sync_funnel(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        __tracebackhide__ = True  # pytest shows the user's frame and the message
         token = _caller.set(Caller(provider, instance))
         try:
             return wrapped(*args, **kwargs)
@@ -58,6 +59,7 @@ def funnel_wrappers(provider: str) -> tuple[Callable[..., Any], Callable[..., Aw
 
     def async_funnel(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Awaitable[Any]:
         async def run() -> Any:
+            __tracebackhide__ = True  # pytest shows the user's frame and the message
             token = _caller.set(Caller(provider, instance))
             try:
                 return await wrapped(*args, **kwargs)

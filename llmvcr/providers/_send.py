@@ -84,6 +84,7 @@ def _response_headers(response: Any) -> dict[str, str]:
 
 def _decide(module: Any, args: Any, kwargs: Any) -> tuple[Decision, Any] | None:
     """The decision for this send, or None to let it through untouched."""
+    __tracebackhide__ = True  # pytest shows the user's frame and the message
     if not watching():
         return None
     request = args[0] if args else kwargs["request"]
@@ -128,6 +129,7 @@ def _capture(
 
 def _wrappers(module: Any) -> tuple[Callable[..., Any], Callable[..., Awaitable[Any]]]:
     def sync_send(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        __tracebackhide__ = True  # pytest shows the user's frame and the message
         decided = _decide(module, args, kwargs)
         if decided is None:
             return wrapped(*args, **kwargs)
@@ -143,6 +145,7 @@ def _wrappers(module: Any) -> tuple[Callable[..., Any], Callable[..., Awaitable[
         return _capture(module, decision, wrapped(*args, **kwargs), stream, start, False)
 
     async def async_send(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        __tracebackhide__ = True  # pytest shows the user's frame and the message
         decided = _decide(module, args, kwargs)
         if decided is None:
             return await wrapped(*args, **kwargs)

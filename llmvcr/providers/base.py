@@ -93,6 +93,7 @@ def decide(provider: Provider, request: Request, client: Any = None, *, host: st
     (``host`` lets it allow a host by name). Raises ``ReplayDivergence`` or
     ``NetworkBlockedError``, both ``LLMVCRError``.
     """
+    __tracebackhide__ = True  # pytest shows the user's frame and the message
     session = _active.session_for(client)
     if session is None:
         error = _active.outside_call(provider.name, f"{request.method} {request.path}", host)

@@ -131,6 +131,7 @@ class FunctionProvider:
         return decision
 
     def _wrapper(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        __tracebackhide__ = True  # pytest shows the user's frame and the message
         decision = self._decide(args, kwargs)
         if decision is None:
             return wrapped(*args, **kwargs)
