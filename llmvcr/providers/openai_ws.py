@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 import orjson
+import wrapt
 
 from .. import _active
 from ..cassette import Request, Response
@@ -275,6 +276,10 @@ class OpenAIWebSocketProvider:
 
     def __init__(self) -> None:
         self._patches: list[Patch] = []
+        self._wrapped: set[str] = set()  # modules whose managers are wrapped now
+        self._hooked: set[str] = set()  # modules with a post-import hook waiting
+        self._installed = False
+        self._lock = threading.RLock()
 
     def sdk_version(self) -> str | None:
         try:
@@ -283,27 +288,45 @@ class OpenAIWebSocketProvider:
             return None
 
     def install(self) -> None:
-        """Wrap the connection managers of an openai that is already imported and has them."""
-        if self._patches or "openai" not in sys.modules:
-            return
+        """Wrap the connection managers of the responses modules openai has loaded so far.
+
+        openai loads its resources lazily; importing them here would cost every process a few
+        hundred milliseconds at its first cassette, so a module not loaded yet is wrapped by a
+        post-import hook when (if ever) the user's code reaches it.
+        """
+        self._installed = True
         for module_name in _MODULES:
-            try:
-                module = importlib.import_module(module_name)
-            except ImportError:
-                continue
-            for cls_name, wrapper in (
-                ("ResponsesConnectionManager", _sync_wrapper),
-                ("AsyncResponsesConnectionManager", _async_wrapper),
-            ):
-                cls = getattr(module, cls_name, None)
-                if cls is not None and "_connect_ws" in cls.__dict__:
-                    patch = Patch(cls, "_connect_ws", wrapper)
-                    patch.apply()
-                    self._patches.append(patch)
+            module = sys.modules.get(module_name)
+            if module is None:
+                if module_name not in self._hooked:
+                    self._hooked.add(module_name)
+                    wrapt.register_post_import_hook(self._on_import, module_name)
+            elif module_name not in self._wrapped:
+                self._wrap(module)
+
+    def _on_import(self, module: Any) -> None:
+        with self._lock:
+            if self._installed and module.__name__ not in self._wrapped:
+                self._wrap(module)
+
+    def _wrap(self, module: Any) -> None:
+        self._wrapped.add(module.__name__)
+        for cls_name, wrapper in (
+            ("ResponsesConnectionManager", _sync_wrapper),
+            ("AsyncResponsesConnectionManager", _async_wrapper),
+        ):
+            cls = getattr(module, cls_name, None)
+            if cls is not None and "_connect_ws" in cls.__dict__:
+                patch = Patch(cls, "_connect_ws", wrapper)
+                patch.apply()
+                self._patches.append(patch)
 
     def uninstall(self) -> None:
-        while self._patches:
-            self._patches.pop().undo()
+        with self._lock:
+            self._installed = False
+            while self._patches:
+                self._patches.pop().undo()
+            self._wrapped.clear()
 
 
 provider = OpenAIWebSocketProvider()
