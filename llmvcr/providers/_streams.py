@@ -40,6 +40,10 @@ class Capture:
         else:
             self.raw.append(chunk)
 
+    def failed(self, error: Exception) -> None:
+        """The connection broke mid-body: keep what arrived, and the error to raise again on replay."""
+        self.finish(failure=f"{type(error).__name__}: {error}")
+
     def finish(self, *, truncated: bool = False, failure: str | None = None) -> None:
         if self.done:
             return
@@ -66,7 +70,7 @@ def tee(module: Any, inner: Any, capture: Capture, is_async: bool) -> Any:
                         capture.feed(chunk)
                         yield chunk
                 except Exception as err:
-                    capture.finish(failure=f"{type(err).__name__}: {err}")
+                    capture.failed(err)
                     raise
                 capture.finish()
 
@@ -83,7 +87,7 @@ def tee(module: Any, inner: Any, capture: Capture, is_async: bool) -> Any:
                     capture.feed(chunk)
                     yield chunk
             except Exception as err:
-                capture.finish(failure=f"{type(err).__name__}: {err}")
+                capture.failed(err)
                 raise
             capture.finish()
 

@@ -175,53 +175,52 @@ class FunctionProvider:
 
     def _gen(self, decision: Decision, wrapped: Any, args: Any, kwargs: Any) -> Iterator[Any]:
         if decision.entry is not None:
-            items, error = self._items(decision.entry.response)
-            yield from items
-            if error:
-                raise _rebuild_error(error)
+            yield from self._replayed_items(decision.entry.response)
             return
-        seen: list[dict[str, Any]] = []
-        failure: dict[str, Any] | None = None
-        finished = False
-        try:
+        with _Items(decision, self.serialize) as items:
             for item in wrapped(*args, **kwargs):
-                seen.append({"data": self.serialize(item)})
-                yield item
-            finished = True
-        except Exception as err:
-            failure = _error_json(err)
-            raise
-        finally:
-            decision.record(_stream_response(seen, failure, finished))
+                yield items.add(item)
+            items.finished = True
 
     async def _async_gen(
         self, decision: Decision, wrapped: Any, args: Any, kwargs: Any
     ) -> AsyncIterator[Any]:
         if decision.entry is not None:
-            items, error = self._items(decision.entry.response)
-            for item in items:
+            for item in self._replayed_items(decision.entry.response):
                 yield item
-            if error:
-                raise _rebuild_error(error)
             return
-        seen: list[dict[str, Any]] = []
-        failure: dict[str, Any] | None = None
-        finished = False
-        try:
+        with _Items(decision, self.serialize) as items:
             async for item in wrapped(*args, **kwargs):
-                seen.append({"data": self.serialize(item)})
-                yield item
-            finished = True
-        except Exception as err:
-            failure = _error_json(err)
-            raise
-        finally:
-            decision.record(_stream_response(seen, failure, finished))
+                yield items.add(item)
+            items.finished = True
+
+    def _replayed_items(self, response: Response) -> Iterator[Any]:
+        items, error = self._items(response)
+        yield from items
+        if error:
+            raise _rebuild_error(error)
 
 
-def _stream_response(seen: list[dict[str, Any]], failure: dict[str, Any] | None, finished: bool) -> Response:
-    body = {"error": failure} if failure else None
-    return Response(200, body=body, stream=seen, truncated=not finished and not failure)
+class _Items:
+    """The items a live generator yields, recorded when it ends (finished, failed or abandoned)."""
+
+    def __init__(self, decision: Decision, serialize: Serialize) -> None:
+        self.decision, self.serialize = decision, serialize
+        self.seen: list[dict[str, Any]] = []
+        self.finished = False
+
+    def add(self, item: Any) -> Any:
+        self.seen.append({"data": self.serialize(item)})
+        return item
+
+    def __enter__(self) -> _Items:
+        return self
+
+    def __exit__(self, kind: Any, error: Any, tb: Any) -> None:
+        failure = _error_json(error) if isinstance(error, Exception) else None
+        body = {"error": failure} if failure else None
+        truncated = not self.finished and not failure
+        self.decision.record(Response(200, body=body, stream=self.seen, truncated=truncated))
 
 
 def patch_function(
