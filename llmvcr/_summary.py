@@ -6,6 +6,7 @@ controller (``as_json``/``merge``), so ``pytest -n 2`` prints the same summary a
 
 from __future__ import annotations
 
+import os
 import threading
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -100,7 +101,7 @@ class RunSummary:
                 f"  {plural(len(self.unplayed), 'cassette')} with entries no test used "
                 f"(drop them with: llmvcr prune PATH...):"
             )
-            out += [f"    {path}: {plural(n, 'entry', 'entries')}" for path, n in shown]
+            out += [f"    {_shown(path)}: {plural(n, 'entry', 'entries')}" for path, n in shown]
             if len(self.unplayed) > len(shown):
                 out.append(f"    ... and {len(self.unplayed) - len(shown)} more")
         if verbose:
@@ -111,3 +112,9 @@ class RunSummary:
                 if r.replayed or r.recorded or r.unplayed
             ]
         return out
+
+
+def _shown(path: str) -> str:
+    """A path as the user would type it: relative to the current folder when it is below it."""
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative

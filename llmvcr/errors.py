@@ -58,3 +58,15 @@ class ReplayDivergenceWarning(UserWarning):
 
 class NetworkBlockedError(LLMVCRError):
     """A connection was attempted while llmvcr blocks the network (``--llmvcr-block-network``)."""
+
+
+class UnrecognizedRequestError(LLMVCRError):
+    """An HTTP request inside a replay-only cassette that no provider claims: it would reach the network.
+
+    Register a provider for its SDK (``llmvcr.register_provider``), or let it through with the
+    cassette option ``allow_unrecognized=["host"]``.
+    """
+
+
+class UnrecordedCallWarning(UserWarning):
+    """A recording cassette let HTTP requests through that no provider claims: they are not in the file."""

@@ -43,6 +43,7 @@ class CassetteOptions(TypedDict, total=False):
     redact: str | re.Pattern[str] | Sequence[str | re.Pattern[str]]
     replay_speed: float | None
     prune: bool
+    allow_unrecognized: str | Sequence[str]
 
 
 @dataclass(slots=True)
@@ -101,6 +102,7 @@ class Options:
     redact: tuple[str | re.Pattern[str], ...] = ()
     replay_speed: float | None = None
     prune: bool = False
+    allow_unrecognized: tuple[str, ...] = ()  # hosts ("*": any) whose unclaimed requests may go out
     fingerprinter: Fingerprinter = field(default_factory=Fingerprinter)
 
     @classmethod
@@ -117,7 +119,7 @@ class Options:
             options["match_on"] = (
                 (match_on,) if isinstance(match_on, str) or callable(match_on) else tuple(match_on)
             )
-        for key in ("ignore", "filter_headers", "redact"):
+        for key in ("ignore", "filter_headers", "redact", "allow_unrecognized"):
             if key in options:
                 options[key] = _as_tuple(options[key])
         if options.get("placeholders") is not None:

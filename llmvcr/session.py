@@ -22,7 +22,13 @@ from typing import Any, Protocol
 from . import faults
 from .cassette import Cassette, Entry, Request, Response
 from .diff import DiffRow, format_rows, structural_diff
-from .errors import CassetteNotFoundError, ReplayDivergence, ReplayDivergenceWarning
+from .errors import (
+    CassetteNotFoundError,
+    ReplayDivergence,
+    ReplayDivergenceWarning,
+    UnrecognizedRequestError,
+    UnrecordedCallWarning,
+)
 from .faults import Fault
 from .matching import default_request_hash
 from .options import Options, settings
@@ -114,6 +120,7 @@ class Session:
         self._versions: dict[str, str] = {}  # provider -> SDK version, named in recorded_with once used
         self._open_streams: list[Callable[[], None]] = []  # finish a stream still being recorded
         self._previous_sigterm: Any = None
+        self.unrecorded: dict[str, int] = {}  # host -> requests no provider claimed, let through
         self.cassette = cassette if cassette is not None else self._load()
         if options.seed is not None:
             self.cassette.seed = options.seed
@@ -146,6 +153,17 @@ class Session:
             finish()
         self._open_streams.clear()
         self.flush()
+        if self.unrecorded:
+            calls = ", ".join(f"{n} to {host}" for host, n in sorted(self.unrecorded.items()))
+            nothing = " (the cassette recorded nothing)" if not self.recorded and not self.replayed else ""
+            warnings.warn(
+                f"{self.path or 'cassette'}: HTTP calls no provider claims were not recorded{nothing}: "
+                f"{calls}. "
+                f"Register a provider for their SDK (llmvcr.register_provider), or list the hosts in "
+                f"allow_unrecognized= to say they are not LLM calls.",
+                UnrecordedCallWarning,
+                stacklevel=2,
+            )
         if self.options.prune and self.cassette.unplayed and not failed and self.persist:
             self.cassette.drop_unplayed()
             save_cassette(self.path, self.cassette)
@@ -239,6 +257,22 @@ class Session:
                 )
                 return self._serve(name, request, position, stored_hash)
         raise ReplayDivergence(message, cassette_path=self.path, diff=rows, request=request)
+
+    def unclaimed(self, method: str, url: str, host: str) -> None:
+        """A request no provider claims: refused in a replay-only session, else counted for the warning."""
+        __tracebackhide__ = True
+        allowed = self.options.allow_unrecognized
+        if "*" in allowed or host in allowed:
+            return
+        if not self.can_record and self.options.on_divergence != "live":
+            raise UnrecognizedRequestError(
+                f"llmvcr: {method} {url} inside {self.path} (record_mode={self.record_mode!r}) is not a call "
+                f"of any registered provider, and replay must not reach the network. If it is an LLM call, "
+                f"register its SDK (llmvcr.register_provider); if it is not, add "
+                f"allow_unrecognized=[{host!r}] to the cassette's options."
+            )
+        with self._lock:
+            self.unrecorded[host] = self.unrecorded.get(host, 0) + 1
 
     def _note_version(self, provider: Caller) -> None:
         self._versions_noted.add(provider.name)

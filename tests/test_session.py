@@ -433,3 +433,37 @@ def test_patch_function_arguments_and_results_are_redacted_in_the_session(casset
         assert key not in replayed["debug"]
     finally:
         unregister_provider(provider.name)
+
+
+def test_a_request_no_provider_claims_never_leaves_a_replay_only_cassette(
+    server: Any, cassette_dir: Any, anthropic_client: Any
+) -> None:
+    import httpx2
+
+    with llmvcr.recording("unclaimed"):
+        anthropic_client.messages.create(
+            model="claude-test", max_tokens=10, messages=[{"role": "user", "content": "hi"}]
+        )
+    before = server.request_count
+    with (
+        llmvcr.recording("unclaimed", record_mode="none"),
+        pytest.raises(
+            llmvcr.LLMVCRError, match=r"GET http://127.0.0.1:\d+/other .*allow_unrecognized=\['127.0.0.1'\]"
+        ),
+    ):
+        httpx2.get(server.url + "/other")
+    assert server.request_count == before
+    with llmvcr.recording("unclaimed", record_mode="none", allow_unrecognized=["127.0.0.1"]):
+        httpx2.get(server.url + "/allowed")  # the user said it is not an LLM call
+    assert server.request_count == before + 1
+
+
+def test_a_recording_cassette_warns_about_calls_it_did_not_record(server: Any, cassette_dir: Any) -> None:
+    import httpx2
+
+    from llmvcr.errors import UnrecordedCallWarning
+
+    with pytest.warns(UnrecordedCallWarning, match=r"recorded nothing\): 2 to 127.0.0.1"):
+        with llmvcr.recording("unrecorded"):
+            httpx2.get(server.url + "/a")
+            httpx2.get(server.url + "/b")

@@ -24,7 +24,7 @@ from ..session import Decision
 from ._funnel import carry, current_caller
 from ._patch import Patch
 from ._streams import Capture, serve, tee
-from .base import decide, lookup, registered, watching
+from .base import decide, lookup, registered, unclaimed, watching
 from .http import HttpProvider, request_from_wire
 
 _patches: list[Patch] = []
@@ -90,6 +90,10 @@ def _decide(module: Any, args: Any, kwargs: Any) -> tuple[Decision, Any] | None:
     request = args[0] if args else kwargs["request"]
     provider = _owner(request)
     if provider is None:
+        try:
+            unclaimed(request.method, str(request.url), request.url.host)
+        except LLMVCRError as err:
+            raise carry(err) from None
         return None
     caller = current_caller()
     wire = request_from_wire(

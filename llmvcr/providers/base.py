@@ -101,3 +101,15 @@ def decide(provider: Provider, request: Request, client: Any = None, *, host: st
             raise error
         return Decision(provider.name, request, "")
     return session.decide(provider, request)
+
+
+def unclaimed(method: str, url: str, host: str, client: Any = None) -> None:
+    """A seam saw an HTTP request no provider claims; the session refuses or counts it.
+
+    Raises ``UnrecognizedRequestError`` inside a replay-only cassette; outside every cassette,
+    or in one that records, the request goes on (a recording cassette warns at exit).
+    """
+    __tracebackhide__ = True
+    session = _active.session_for(client)
+    if session is not None and session.open:
+        session.unclaimed(method, url, host)
