@@ -415,3 +415,69 @@ def test_the_readme_decide_adapter_records_replays_and_redacts(cassette_dir: Any
     )
     readme = (Path(__file__).parent.parent / "README.md").read_text()
     assert (Path(__file__).parent / "decide_example.py").read_text().strip() in readme
+
+
+def test_an_sdk_client_is_recognised_whatever_user_agent_a_framework_sets(server: Any, request: Any) -> None:
+    """pydantic-ai, langchain and openai-agents replace the SDK's User-Agent; the funnel still knows the client."""
+    import anthropic
+    import openai
+
+    claude = anthropic.Anthropic(
+        api_key="sk-ant-api03-SENTINEL-ua-0123456789",
+        base_url=server.url,
+        max_retries=0,
+        default_headers={"User-Agent": "pydantic-ai/2.68"},
+    )
+    gpt = openai.OpenAI(
+        api_key="sk-proj-SENTINEL-ua-0123456789abcdef",
+        base_url=server.url + "/v1",
+        max_retries=0,
+        default_headers={"User-Agent": "Agents/Python 0.24"},
+    )
+
+    def run() -> list[Any]:
+        a = claude.messages.create(
+            model="claude-test", max_tokens=10, messages=[{"role": "user", "content": "ua"}]
+        )
+        b = gpt.chat.completions.create(model="gpt-test", messages=[{"role": "user", "content": "ua"}])
+        return [a.model_dump(), b.model_dump()]
+
+    with llmvcr.recording("framework-ua") as cassette:
+        live = run()
+    assert [e.provider for e in cassette.entries] == ["anthropic", "openai"]
+    before = server.request_count
+    attempts = request.getfixturevalue("no_network")
+    with llmvcr.recording("framework-ua", record_mode="none"):
+        assert run() == live
+    assert server.request_count == before and attempts == []
+
+
+def test_a_home_made_client_speaking_a_known_wire_format_is_recorded(server: Any, request: Any) -> None:
+    """litellm calls Anthropic with its own httpx client and User-Agent; the wire format says whose call it is."""
+    import httpx2
+
+    def run() -> Any:
+        with httpx2.Client(headers={"user-agent": "litellm/1.80"}) as client:
+            response = client.post(
+                server.url + "/v1/messages",
+                headers={
+                    "anthropic-version": "2023-06-01",
+                    "x-api-key": "sk-ant-api03-SENTINEL-litellm-000000",
+                },
+                json={
+                    "model": "claude-test",
+                    "max_tokens": 10,
+                    "messages": [{"role": "user", "content": "wire"}],
+                },
+            )
+            return response.json()
+
+    with llmvcr.recording("wire") as cassette:
+        live = run()
+    assert [e.provider for e in cassette.entries] == ["anthropic"]
+    assert "SENTINEL" not in (cassette.path and open(cassette.path).read())
+    before = server.request_count
+    attempts = request.getfixturevalue("no_network")
+    with llmvcr.recording("wire", record_mode="none"):
+        assert run() == live
+    assert server.request_count == before and attempts == []

@@ -7,4 +7,6 @@ provider = StainlessProvider(
     package="anthropic",
     client_names=("Anthropic",),
     meaning_headers=("anthropic-version", "anthropic-beta"),
+    hosts=("api.anthropic.com",),
+    wire=(("/v1/messages", "anthropic-version"), ("/v1/messages/count_tokens", "anthropic-version")),
 )

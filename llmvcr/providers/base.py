@@ -18,7 +18,10 @@ Redaction, faults, matching, divergence errors and writing all happen behind ``d
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import threading
+from collections.abc import Iterator
 from typing import Any, Protocol, runtime_checkable
 
 from .. import _active
@@ -80,9 +83,26 @@ def pop(name: str) -> Provider | None:
         return _providers.pop(name, None)
 
 
+_outer: contextvars.ContextVar[bool] = contextvars.ContextVar("llmvcr_outer_call", default=False)
+
+
+@contextlib.contextmanager
+def outer_call() -> Iterator[None]:
+    """A recorded call is running live: what it sends below (its HTTP requests) is part of it.
+
+    The outermost interception owns a call; without this a patched function and the HTTP
+    request it makes would both be recorded, and replay would serve the function alone.
+    """
+    token = _outer.set(True)
+    try:
+        yield
+    finally:
+        _outer.reset(token)
+
+
 def watching() -> bool:
-    """Whether any call may need llmvcr now; False lets an adapter skip building the request."""
-    return _active.watching()
+    """Whether a call may need llmvcr now; False lets an adapter call through without building a request."""
+    return not _outer.get() and _active.watching()
 
 
 def decide(provider: Provider, request: Request, client: Any = None, *, host: str | None = None) -> Decision:

@@ -18,7 +18,7 @@ from ..errors import LLMVCRError
 from ..session import Decision
 from . import register_provider
 from ._patch import Patch, resolve_attr
-from .base import decide, watching
+from .base import decide, outer_call, watching
 
 Serialize = Callable[[Any], Any]
 Deserialize = Callable[[Any], Any]
@@ -144,7 +144,8 @@ class FunctionProvider:
         if decision.entry is not None:
             return self._replay_value(decision.entry.response)
         try:
-            result = wrapped(*args, **kwargs)
+            with outer_call():
+                result = wrapped(*args, **kwargs)
         except Exception as err:
             decision.record(Response(500, body={"error": _error_json(err)}))
             raise
@@ -161,7 +162,8 @@ class FunctionProvider:
         if decision.entry is not None:
             return self._replay_value(decision.entry.response)
         try:
-            result = await wrapped(*args, **kwargs)
+            with outer_call():
+                result = await wrapped(*args, **kwargs)
         except Exception as err:
             decision.record(Response(500, body={"error": _error_json(err)}))
             raise
@@ -178,7 +180,12 @@ class FunctionProvider:
             yield from self._replayed_items(decision.entry.response)
             return
         with _Items(decision, self.serialize) as items:
-            for item in wrapped(*args, **kwargs):
+            inner = iter(wrapped(*args, **kwargs))
+            while True:
+                with outer_call():  # only while the generator runs, not while the caller does
+                    item = next(inner, _END)
+                if item is _END:
+                    break
                 yield items.add(item)
             items.finished = True
 
@@ -190,7 +197,12 @@ class FunctionProvider:
                 yield item
             return
         with _Items(decision, self.serialize) as items:
-            async for item in wrapped(*args, **kwargs):
+            inner = wrapped(*args, **kwargs).__aiter__()
+            while True:
+                with outer_call():
+                    item = await anext(inner, _END)
+                if item is _END:
+                    break
                 yield items.add(item)
             items.finished = True
 
@@ -199,6 +211,9 @@ class FunctionProvider:
         yield from items
         if error:
             raise _rebuild_error(error)
+
+
+_END = object()  # a generator's end, told apart from any item it yields
 
 
 class _Items:

@@ -98,6 +98,9 @@ class HttpProvider:
     sync_funnels: tuple[str, ...] = ()
     async_funnels: tuple[str, ...] = ()
     hosts: tuple[str, ...] = ()
+    # the wire format, for requests from clients that are not the SDK's (litellm's own httpx client):
+    # (path ending, header it must carry or "" for none)
+    wire: tuple[tuple[str, str], ...] = ()
     _patches: list[Patch] = field(default_factory=list, repr=False)
     _version: str | None = field(default=None, repr=False)
 
@@ -110,8 +113,13 @@ class HttpProvider:
         return self._version
 
     def owns(self, request: Any) -> bool:
-        """Whether a request sent outside the SDK's funnel is this SDK's (by host here)."""
-        return request.url.host in self.hosts
+        """Whether a request sent outside the SDK's funnel is this SDK's: its wire format, or its host."""
+        if request.url.host in self.hosts:
+            return True
+        path = request.url.path
+        return any(
+            path.endswith(end) and (not header or header in request.headers) for end, header in self.wire
+        )
 
     @property
     def installed(self) -> bool:
@@ -149,6 +157,7 @@ class StainlessProvider(HttpProvider):
         client_names: tuple[str, ...],
         meaning_headers: tuple[str, ...] = (),
         hosts: tuple[str, ...] = (),
+        wire: tuple[tuple[str, str], ...] = (),
     ) -> None:
         super().__init__(
             name,
@@ -157,6 +166,7 @@ class StainlessProvider(HttpProvider):
             sync_funnels=(f"{package}._base_client:SyncAPIClient.request",),
             async_funnels=(f"{package}._base_client:AsyncAPIClient.request",),
             hosts=hosts,
+            wire=wire,
         )
         self.client_names = client_names
 

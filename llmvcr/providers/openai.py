@@ -7,4 +7,6 @@ provider = StainlessProvider(
     package="openai",
     client_names=("OpenAI",),
     meaning_headers=("openai-beta",),
+    hosts=("api.openai.com",),
+    wire=(("/chat/completions", ""), ("/responses", ""), ("/embeddings", "")),
 )
