@@ -28,7 +28,7 @@ from .convert import JSON, read_call, stream_finished
 from .diff import shorten_pair, structural_diff
 from .errors import CassetteFormatError, LLMVCRError
 from .options import resolve_path
-from .playlog import PLAY_LOG, read_record, update_record
+from .playlog import read_record, store_for, update_record
 from .redact import find_secrets
 from .storage import atomic_write, document_of, dump_document, file_lock, load_cassette, parse_document
 
@@ -154,7 +154,7 @@ def _models(cassette: Cassette) -> list[str]:
 
 # -- commands ---------------------------------------------------------------------------------------
 def _listed(name: str, suffixes: tuple[str, ...]) -> bool:
-    return name.lower().endswith(suffixes) and not name.startswith((PLAY_LOG, ".llmvcr-tmp-"))
+    return name.lower().endswith(suffixes) and not name.startswith((".llmvcr-plays.json", ".llmvcr-tmp-"))
 
 
 def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
@@ -475,8 +475,8 @@ def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
     record = read_record(path)
     if record is None:
         raise CommandError(
-            f"{path}: no run has recorded what it played (the pytest plugin writes "
-            f"{PLAY_LOG} beside the cassette at the end of a run); run the tests that use it, then prune"
+            f"{path}: no run has recorded what it played (the pytest plugin keeps it in "
+            f"{store_for(path)} at the end of a run); run the tests that use it, then prune"
         )
     if record.failed_tests:
         raise CommandError(
@@ -604,8 +604,8 @@ def build_parser() -> argparse.ArgumentParser:
         "prune",
         help="drop entries the last run never played",
         description=f"Drop the entries the last test run did not use, as recorded in the "
-        f"{PLAY_LOG} the pytest plugin (or llmvcr.playlog.PlayLog) writes beside "
-        f"the cassette. Refuses when no run recorded it, when a test using it "
+        f"play store the pytest plugin (or llmvcr.playlog.PlayLog) keeps in pytest's cache "
+        f"(.pytest_cache/d/llmvcr). Refuses when no run recorded it, when a test using it "
         f"failed, or when the file changed since.",
     )
     prune.add_argument("cassette", metavar="CASSETTE")

@@ -1,11 +1,11 @@
-"""What a run played: the record ``llmvcr prune`` goes by.
+"""What a run played: the record ``llmvcr prune`` goes by, kept outside the project tree.
 
 During a pytest run (the plugin does it on its own) or inside ``with PlayLog():``, every cassette
-a session opened from a file is followed: at the end, each cassette's folder gets a small
-``.llmvcr-plays.json`` naming, per cassette file, the entries no call used, with their request
-hashes, how many entries the file had, and whether a test that used it failed. Nothing is written
-into the cassettes themselves, so replaying never changes a committed file; the play log is
-run state, to be ignored by version control.
+a session opened from a file is followed: at the end, the play store gets, per cassette file, the
+entries no call used, with their request hashes, how many entries the file had, and whether a
+test that used it failed. The store is pytest's cache (``.pytest_cache/d/llmvcr/plays.json``),
+else the user's cache folder (``~/.cache/llmvcr``; ``LLMVCR_STATE_DIR`` names another). Nothing
+is written beside the cassettes, so a replay run leaves the project tree as it was.
 
 Sessions of one run (several tests sharing a cassette, pytest-xdist workers) are merged: an entry
 is unplayed only if no session of the run used it. A new run replaces the record.
@@ -21,6 +21,7 @@ import json
 import os
 import threading
 import uuid
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -28,10 +29,11 @@ from typing import Any
 
 from . import _active
 from .session import Session
+from .storage import atomic_write, file_lock
 
-__all__ = ["PLAY_LOG", "PlayLog", "PlayRecord", "read_record", "update_record"]
+__all__ = ["PLAY_STORE", "PlayLog", "PlayRecord", "read_record", "store_for", "update_record"]
 
-PLAY_LOG = ".llmvcr-plays.json"
+PLAY_STORE = "plays.json"
 _VERSION = 1
 
 
@@ -68,11 +70,31 @@ class PlayRecord:
             return None
 
 
-def log_path(cassette_path: str) -> str:
-    return os.path.join(os.path.dirname(os.path.abspath(cassette_path)), PLAY_LOG)
+def _user_store() -> str:
+    override = os.environ.get("LLMVCR_STATE_DIR")
+    if override:
+        return override
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "llmvcr")
 
 
-def _read_log(path: str) -> dict[str, Any]:
+def store_for(cassette_path: str) -> str:
+    """The folder holding the play record of a cassette: pytest's cache of the nearest project
+    above it (``.pytest_cache/d/llmvcr``), else the user's cache folder."""
+    if os.environ.get("LLMVCR_STATE_DIR"):
+        return _user_store()
+    folder = os.path.dirname(os.path.abspath(cassette_path))
+    while True:
+        cache = os.path.join(folder, ".pytest_cache")
+        if os.path.isdir(cache):
+            return os.path.join(cache, "d", "llmvcr")
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return _user_store()
+        folder = parent
+
+
+def _read_store(path: str) -> dict[str, Any]:
     try:
         with open(path, encoding="utf-8") as f:
             data = json.load(f)
@@ -81,36 +103,36 @@ def _read_log(path: str) -> dict[str, Any]:
     return data if isinstance(data, dict) and data.get("version") == _VERSION else {}
 
 
-def read_record(cassette_path: str) -> PlayRecord | None:
+def read_record(cassette_path: str, store: str | None = None) -> PlayRecord | None:
     """The last run's record for a cassette file, or None when no run recorded one."""
-    cassettes = _read_log(log_path(cassette_path)).get("cassettes")
-    if not isinstance(cassettes, dict):
-        return None
-    return PlayRecord.from_json(cassettes.get(os.path.basename(cassette_path)))
+    for folder in [store] if store else [store_for(cassette_path), _user_store()]:
+        cassettes = _read_store(os.path.join(folder, PLAY_STORE)).get("cassettes")
+        if isinstance(cassettes, dict) and os.path.abspath(cassette_path) in cassettes:
+            return PlayRecord.from_json(cassettes[os.path.abspath(cassette_path)])
+    return None
 
 
-def update_record(cassette_path: str, change: Callable[[PlayRecord | None], PlayRecord | None]) -> None:
-    """Replace a cassette's record by ``change(previous)`` (None removes it), under the log's file lock."""
-    from .storage import atomic_write, file_lock
-
-    path = log_path(cassette_path)
+def update_record(
+    cassette_path: str, change: Callable[[PlayRecord | None], PlayRecord | None], store: str | None = None
+) -> str:
+    """Replace a cassette's record by ``change(previous)`` (None removes it), under the store's lock;
+    returns the store file."""
+    folder = store or store_for(cassette_path)
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, PLAY_STORE)
+    key = os.path.abspath(cassette_path)
     with file_lock(path):
-        data = _read_log(path)
+        data = _read_store(path)
         found = data.get("cassettes")
         cassettes: dict[str, Any] = found if isinstance(found, dict) else {}
-        name = os.path.basename(cassette_path)
-        record = change(PlayRecord.from_json(cassettes.get(name)))
+        record = change(PlayRecord.from_json(cassettes.get(key)))
         if record is None:
-            cassettes.pop(name, None)
+            cassettes.pop(key, None)
         else:
-            cassettes[name] = record.as_json()
-        atomic_write(
-            path,
-            (
-                json.dumps({"version": _VERSION, "cassettes": dict(sorted(cassettes.items()))}, indent=1)
-                + "\n"
-            ).encode("utf-8"),
-        )
+            cassettes[key] = record.as_json()
+        document = {"version": _VERSION, "cassettes": dict(sorted(cassettes.items()))}
+        atomic_write(path, (json.dumps(document, indent=1) + "\n").encode("utf-8"))
+    return path
 
 
 def merge_unplayed(
@@ -131,8 +153,9 @@ class PlayLog:
     the controller's run id), another name replaces them.
     """
 
-    def __init__(self, run: str | None = None) -> None:
+    def __init__(self, run: str | None = None, store: str | None = None) -> None:
         self.run = run or uuid.uuid4().hex
+        self.store = store  # None: each cassette's own (see store_for)
         self.test = ""  # the test running now, set by the pytest plugin
         self._seen: dict[str, tuple[int, dict[int, str]]] = {}  # abspath -> (entries, unplayed)
         self._tests: dict[str, set[str]] = {}  # abspath -> tests that opened it
@@ -188,10 +211,9 @@ class PlayLog:
                 return PlayRecord(self.run, finished, count, unplayed, failed_here)
 
             try:
-                update_record(path, change)
-            except OSError:  # a read-only checkout: replay must not fail for want of a play log
-                continue
-            written.append(log_path(path))
+                written.append(update_record(path, change, self.store))
+            except OSError as err:  # replay must not fail for want of a play record; say why
+                warnings.warn(f"llmvcr: could not keep what {path} played ({err})", stacklevel=2)
         return sorted(set(written))
 
     def __enter__(self) -> PlayLog:

@@ -66,7 +66,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_STATS] = stats
     _active.add_listener(stats.on_session)
     # what this run plays, for `llmvcr prune`; xdist workers share the controller's run id
-    plays = PlayLog(getattr(config, "workerinput", {}).get("testrunuid"))
+    cache = getattr(config, "cache", None)  # absent under -p no:cacheprovider: the user's cache folder
+    store = str(cache.mkdir("llmvcr")) if cache is not None else None
+    plays = PlayLog(getattr(config, "workerinput", {}).get("testrunuid"), store)
     config.stash[_PLAYS] = plays
     _active.add_listener(plays.on_session)
     block = config.getoption("llmvcr_block_network")

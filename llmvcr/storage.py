@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import tempfile
 from collections.abc import Iterator, Mapping
@@ -10,6 +11,12 @@ from typing import Any
 
 import orjson
 import yaml
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+    import msvcrt
 
 from .cassette import FORMAT_VERSION, Cassette, Entry, Request, Response
 from .errors import CassetteFormatError, CassetteNotFoundError
@@ -277,40 +284,65 @@ def dump_document(document: Any, fmt: str) -> bytes:
     return text.encode("utf-8")
 
 
+def _lock_path(path: str) -> str:
+    # Locks live in the temporary folder, never beside the cassettes: a project's tree holds only
+    # what it commits (a "*.lock" ignore rule would hide uv.lock and poetry.lock too).
+    folder = os.path.join(tempfile.gettempdir(), f"llmvcr-locks-{getattr(os, 'getuid', lambda: 0)()}")
+    os.makedirs(folder, exist_ok=True)
+    digest = hashlib.sha256(os.path.realpath(path).encode("utf-8", "surrogateescape")).hexdigest()
+    return os.path.join(folder, digest[:32] + ".lock")
+
+
 @contextlib.contextmanager
 def file_lock(path: str) -> Iterator[None]:
-    """An exclusive lock across processes on ``<path>.lock`` (POSIX flock; Windows msvcrt)."""
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    with open(path + ".lock", "a+b") as handle:
-        try:
-            import fcntl
-
+    """An exclusive lock across processes on ``path`` (flock; msvcrt on Windows), kept outside its folder."""
+    with open(_lock_path(path), "a+b") as handle:
+        if fcntl is not None:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
             try:
                 yield
             finally:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-        except ImportError:  # pragma: no cover - Windows
-            import msvcrt
-
-            msvcrt.locking(handle.fileno(), msvcrt.LK_LOCK, 1)  # type: ignore[attr-defined]
+        else:  # pragma: no cover - Windows
+            msvcrt.locking(handle.fileno(), msvcrt.LK_LOCK, 1)
             try:
                 yield
             finally:
-                msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]
+                msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
+
+
+def _umask() -> int:
+    try:  # Linux says it without changing it
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def atomic_write(path: str, data: bytes) -> None:
-    """Write to a temporary file in the same folder, fsync, then rename over ``path``."""
+    """Write to a temporary file in the same folder, fsync, then rename over ``path``.
+
+    The new file gets the mode of the one it replaces, or what the umask gives a new file
+    (``mkstemp`` alone would leave every cassette readable by its owner only).
+    """
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
+    try:
+        mode = os.stat(path).st_mode & 0o777
+    except FileNotFoundError:
+        mode = 0o666 & ~_umask()
     fd, tmp = tempfile.mkstemp(prefix=".llmvcr-tmp-", dir=directory)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

@@ -170,3 +170,46 @@ def test_still_on_pytest_recording():
     finally:
         del os.environ["API_URL"]
     assert server.request_count == before  # vcrpy answered it, and llmvcr let it
+
+
+def test_a_replay_run_changes_no_file_and_recording_leaves_no_lock_files(inner: pytest.Pytester) -> None:
+    inner.makepyfile(
+        test_quiet=HEADER
+        + """
+@pytest.mark.llmvcr
+def test_one():
+    assert ask("quiet") == "Echo: quiet"
+"""
+    )
+    record = inner.runpytest_subprocess(timeout=120)  # as a user runs it: pytest's cache on
+    record.assert_outcomes(passed=1)
+    tree = {k: v for k, v in snapshot(inner.path).items() if not k.startswith(".pytest_cache")}
+    assert sorted(tree) == ["cassettes/test_quiet/test_one.yaml", "test_quiet.py"]  # no lock or play files
+    for _ in range(2):
+        os.environ["CI"] = "true"
+        try:
+            inner.runpytest_subprocess(timeout=120).assert_outcomes(passed=1)
+        finally:
+            del os.environ["CI"]
+        after = {k: v for k, v in snapshot(inner.path).items() if not k.startswith(".pytest_cache")}
+        assert after == tree  # byte for byte: replay wrote nothing into the project
+    plays = inner.path / ".pytest_cache" / "d" / "llmvcr" / "plays.json"
+    assert plays.exists()  # what the run played, for llmvcr prune, is in pytest's cache
+
+
+def test_new_files_follow_the_umask_and_a_rewritten_file_keeps_its_mode(tmp_path: Path) -> None:
+    from llmvcr.storage import atomic_write
+
+    old = os.umask(0o027)
+    try:
+        target = tmp_path / "c.yaml"
+        atomic_write(str(target), b"a: 1\n")
+        assert target.stat().st_mode & 0o777 == 0o640
+        os.umask(0o022)
+        atomic_write(str(tmp_path / "d.yaml"), b"a: 1\n")
+        assert (tmp_path / "d.yaml").stat().st_mode & 0o777 == 0o644
+        target.chmod(0o600)
+        atomic_write(str(target), b"a: 2\n")
+        assert target.stat().st_mode & 0o777 == 0o600
+    finally:
+        os.umask(old)

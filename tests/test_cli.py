@@ -15,7 +15,7 @@ import yaml
 
 import llmvcr
 from llmvcr.cli import main
-from llmvcr.playlog import PLAY_LOG, PlayLog, merge_unplayed
+from llmvcr.playlog import PlayLog, merge_unplayed, read_record
 
 TOOL = {
     "name": "get_weather",
@@ -213,8 +213,9 @@ def test_prune_goes_by_what_the_last_run_played(
             ask("two")
         with llmvcr.recording("chat", record_mode="none"):  # another test of the same run
             ask("three")
-    log = json.loads((cassette_dir / PLAY_LOG).read_text())["cassettes"]["chat.yaml"]
-    assert log["entries"] == 4 and [p for p, _ in log["unplayed"]] == [0, 3] and log["failed_tests"] == []
+    log = read_record(str(path))
+    assert log is not None and log.entries == 4 and sorted(log.unplayed) == [0, 3] and log.failed_tests == []
+    assert not [p.name for p in cassette_dir.iterdir() if p.name != "chat.yaml"]  # nothing beside it
     status, out, _ = run(capsys, "prune", str(path), "--dry-run")
     assert status == 0 and "kept 2 of 4 entries, would drop 2" in out and len(llmvcr.load_cassette(path)) == 4
     status, out, _ = run(capsys, "prune", "chat")  # a bare name under the cassette folder
@@ -305,8 +306,8 @@ def test_the_pytest_plugin_records_plays_for_prune(
     assert status == 2 and "test_chat.py::test_b failed" in err
     monkeypatch.delenv("FAIL_B")
     pytest_run("--llmvcr-record-mode=none", "-n", "2").assert_outcomes(passed=2)  # two workers, one record
-    log = json.loads((cassette.parent / PLAY_LOG).read_text())["cassettes"]["shared.yaml"]
-    assert log["entries"] == 3 and [p for p, _ in log["unplayed"]] == [1] and log["failed_tests"] == []
+    log = read_record(str(cassette))
+    assert log is not None and log.entries == 3 and sorted(log.unplayed) == [1] and log.failed_tests == []
     status, out, _ = run(capsys, "prune", str(cassette))
     assert status == 0 and "kept 2 of 3 entries, dropped 1" in out
     assert [e.request.body["messages"][0]["content"] for e in llmvcr.load_cassette(cassette).entries] == [
