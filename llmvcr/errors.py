@@ -70,3 +70,7 @@ class UnrecognizedRequestError(LLMVCRError):
 
 class UnrecordedCallWarning(UserWarning):
     """A recording cassette let HTTP requests through that no provider claims: they are not in the file."""
+
+
+class EditedCassetteWarning(UserWarning):
+    """A cassette entry's stored ``request_hash`` no longer fits its request: it was edited by hand."""

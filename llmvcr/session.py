@@ -26,6 +26,7 @@ from .errors import (
     CassetteNotFoundError,
     ReplayDivergence,
     ReplayDivergenceWarning,
+    EditedCassetteWarning,
     UnrecognizedRequestError,
     UnrecordedCallWarning,
 )
@@ -120,6 +121,7 @@ class Session:
         self._versions: dict[str, str] = {}  # provider -> SDK version, named in recorded_with once used
         self._open_streams: list[Callable[[], None]] = []  # finish a stream still being recorded
         self._previous_sigterm: Any = None
+        self._rehashed = False
         self.unrecorded: dict[str, int] = {}  # host -> requests no provider claimed, let through
         self.cassette = cassette if cassette is not None else self._load()
         if options.seed is not None:
@@ -238,6 +240,10 @@ class Session:
             with self._lock:
                 candidates = self._index().get(key, [])
             position = self.cassette.claim(candidates, allow_repeats=self.options.allow_playback_repeats)
+            if position is None and not candidates and self._rehash_edited():
+                with self._lock:
+                    candidates = self._index().get(key, [])
+                position = self.cassette.claim(candidates, allow_repeats=self.options.allow_playback_repeats)
         if position is not None:
             return self._serve(name, request, position, stored_hash)
         if self.can_record:
@@ -280,6 +286,37 @@ class Session:
         if version:
             self._versions[provider.name] = version
 
+    def _rehash_edited(self) -> bool:
+        """On a miss, once: entries whose stored ``request_hash`` no longer fits their request (a
+        hand-edited cassette) are indexed by what the request says now, with a warning naming the file."""
+        if self._rehashed or not self.options.fingerprinter.is_default:
+            return False
+        self._rehashed = True
+        stale = [
+            i
+            for i in range(self.cassette.loaded_count)
+            if self.cassette.entry(i).request_hash
+            != default_request_hash(self.cassette.entry(i).request.normalised())
+        ]
+        if not stale:
+            return False
+        index: dict[str, list[int]] = {}
+        for i in range(len(self.cassette)):
+            entry = self.cassette.entry(i)
+            h = default_request_hash(entry.request.normalised()) if i in stale else entry.request_hash
+            index.setdefault(h, []).append(i)
+        with self._lock:
+            self._own_index = index
+        shown = ", ".join(str(i) for i in stale[:10])
+        warnings.warn(
+            f"{self.path}: entry {shown} was edited by hand (its stored request_hash no longer matches its "
+            f"request); matching uses the request as it reads now. Save the cassette again to store the "
+            f"new hash (llmvcr convert {self.path} --to llmvcr-yaml).",
+            EditedCassetteWarning,
+            stacklevel=3,
+        )
+        return True
+
     def _serve(self, name: str, request: Request, position: int, stored_hash: str) -> Decision:
         entry = self.cassette.entry(position)
         with self._lock:
@@ -289,7 +326,7 @@ class Session:
 
     def _index(self) -> dict[str, list[int]]:
         fingerprinter = self.options.fingerprinter
-        if fingerprinter.is_default:
+        if fingerprinter.is_default and self._own_index is None:
             return self.cassette.index  # type: ignore[return-value]
         if self._own_index is None:
             index: dict[str, list[int]] = {}

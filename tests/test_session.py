@@ -467,3 +467,26 @@ def test_a_recording_cassette_warns_about_calls_it_did_not_record(server: Any, c
         with llmvcr.recording("unrecorded"):
             httpx2.get(server.url + "/a")
             httpx2.get(server.url + "/b")
+
+
+def test_a_hand_edited_request_still_matches_with_a_warning(cassette_dir: Any, anthropic_client: Any) -> None:
+    from llmvcr.errors import EditedCassetteWarning
+
+    def ask(text: str) -> Any:
+        return anthropic_client.messages.create(
+            model="claude-test", max_tokens=10, messages=[{"role": "user", "content": text}]
+        )
+
+    with llmvcr.recording("edited"):
+        recorded = ask("original prompt")
+    path = cassette_dir / "edited.yaml"
+    path.write_text(path.read_text().replace("original prompt", "edited prompt", 1))  # the request only
+    with (
+        pytest.warns(EditedCassetteWarning, match=r"edited\.yaml: entry 0 was edited by hand"),
+        llmvcr.recording("edited", record_mode="none") as cassette,
+    ):
+        replayed = ask("edited prompt")
+    assert replayed.model_dump() == recorded.model_dump() and cassette.unplayed == []
+    with llmvcr.recording("edited", record_mode="none"), pytest.raises(llmvcr.ReplayDivergence) as info:
+        ask("something else")
+    assert "already played" not in str(info.value)  # the diff names what differs, never a stale hash
