@@ -24,9 +24,9 @@ from .cassette import Cassette, Entry, Request, Response
 from .diff import DiffRow, format_rows, structural_diff
 from .errors import (
     CassetteNotFoundError,
+    EditedCassetteWarning,
     ReplayDivergence,
     ReplayDivergenceWarning,
-    EditedCassetteWarning,
     UnrecognizedRequestError,
     UnrecordedCallWarning,
 )
