@@ -87,6 +87,33 @@ class Decision:
             self.session.stream_opened(finish)
 
 
+class _WriteLock:
+    """The session's lock, which can re-send SIGTERM when its holder lets go.
+
+    A SIGTERM handler must not wait for a lock its own thread may hold (a deadlock), nor write
+    while that thread is half-way through a write: it asks the holder to signal again on release.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.resignal = False
+
+    def free(self) -> bool:
+        if self._lock.acquire(blocking=False):
+            self._lock.release()
+            return True
+        return False
+
+    def __enter__(self) -> None:
+        self._lock.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.release()
+        if self.resignal:
+            self.resignal = False
+            os.kill(os.getpid(), signal.SIGTERM)  # handled again, now that nothing is being written
+
+
 class Session:
     """One activation of a cassette: its options, its file and the calls made while it is open."""
 
@@ -107,7 +134,7 @@ class Session:
         self.served: list[Entry] = []  # the entries replay served, for the usage the run saved
         self.recorded = 0
         self.writes = 0
-        self._lock = threading.Lock()
+        self._lock = _WriteLock()
         self._live = False  # on_divergence="live" engaged: record from here on
         self._sequential_cursor = 0
         self._fresh_file = False
@@ -180,12 +207,21 @@ class Session:
             return
 
         def on_sigterm(signum: int, frame: Any) -> None:
-            self.flush()
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            os.kill(os.getpid(), signal.SIGTERM)
+            if not self._lock.free():
+                self._lock.resignal = True  # a write is under way: its end signals again
+                if not self._lock.free():
+                    return
+                self._lock.resignal = False  # it ended meanwhile
+            self._terminate()
 
         signal.signal(signal.SIGTERM, on_sigterm)
         self._previous_sigterm = previous
+
+    def _terminate(self) -> None:
+        """Write what was recorded, then do what SIGTERM would have done without us."""
+        self.flush()
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
 
     def _restore_sigterm(self) -> None:
         if self._previous_sigterm is not None and threading.current_thread() is threading.main_thread():

@@ -490,3 +490,38 @@ def test_a_hand_edited_request_still_matches_with_a_warning(cassette_dir: Any, a
     with llmvcr.recording("edited", record_mode="none"), pytest.raises(llmvcr.ReplayDivergence) as info:
         ask("something else")
     assert "already played" not in str(info.value)  # the diff names what differs, never a stale hash
+
+
+SIGTERM_CHILD = """
+import sys, time, llmvcr, userlib
+llmvcr.patch_function("userlib:Gateway.complete")
+with llmvcr.recording(sys.argv[1]):
+    for i in range(100000):
+        userlib.Gateway().complete(f"call {i} " + "word " * 10000)  # each write takes a while, under the lock
+        print(i, flush=True)
+        time.sleep(0.003)
+"""
+
+
+@pytest.mark.parametrize("run", range(12))
+def test_sigterm_while_recording_exits_and_keeps_every_entry(tmp_path: Path, run: int) -> None:
+    """SIGTERM may land inside a write: the process still ends at once, and the file stays whole."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    path = tmp_path / "term.yaml"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), *sys.path])}
+    child = subprocess.Popen(
+        [sys.executable, "-c", SIGTERM_CHILD, str(path)], stdout=subprocess.PIPE, text=True, env=env
+    )
+    assert child.stdout is not None
+    acknowledged = -1
+    for _ in range(3 + run):  # a different moment each run
+        acknowledged = int(child.stdout.readline())
+    child.send_signal(signal.SIGTERM)
+    assert child.wait(timeout=20) == -signal.SIGTERM  # never hangs, and dies of SIGTERM as it would have
+    cassette = llmvcr.load_cassette(path)
+    assert len(cassette) >= acknowledged + 1  # every call that returned is on disk
+    assert not list(tmp_path.glob(".llmvcr-tmp-*"))
