@@ -21,8 +21,6 @@ from .errors import (
     ReplayDivergenceWarning,
 )
 
-__version__ = "0.1.0"
-
 _LAZY = {
     "use_cassette": "api",
     "recording": "api",
@@ -83,6 +81,10 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        from .schema import LLMVCR_VERSION
+
+        return LLMVCR_VERSION
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'llmvcr' has no attribute {name!r}")

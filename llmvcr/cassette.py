@@ -8,58 +8,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
-FORMAT_VERSION = 1
+from .entries import Entry, Request, Response
+from .schema import FORMAT_VERSION, entry_from_mapping
 
-
-@dataclass(frozen=True, slots=True)
-class Request:
-    """The semantic request: what was asked, without the SDK's noise or any credential."""
-
-    method: str
-    path: str
-    body: Any = None
-    query: tuple[tuple[str, str], ...] = ()
-    headers: Mapping[str, str] = field(default_factory=dict)
-
-    def normalised(self) -> dict[str, Any]:
-        """The plain form matchers and diffs see."""
-        return {
-            "method": self.method,
-            "path": self.path,
-            "query": [list(pair) for pair in self.query],
-            "headers": dict(self.headers),
-            "body": self.body,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class Response:
-    """The semantic response: status, a few headers, and a JSON body or a list of stream events.
-
-    ``stream`` holds ``{"event": name?, "data": parsed-json-or-text, "t": ms-offset?}``
-    mappings. ``truncated`` marks a stream the caller stopped reading early while recording;
-    ``failure`` is the connection error that ended a stream mid-way, replayed as the same error.
-    """
-
-    status: int
-    headers: Mapping[str, str] = field(default_factory=dict)
-    body: Any = None
-    stream: list[dict[str, Any]] | None = None
-    truncated: bool = False
-    failure: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Entry:
-    """One recorded exchange."""
-
-    provider: str
-    request: Request
-    response: Response
-    request_hash: str
+__all__ = ["FORMAT_VERSION", "Cassette", "Entry", "Request", "Response"]
 
 
 class Cassette:
@@ -89,7 +43,7 @@ class Cassette:
         self.loaded_count = 0  # how many entries came from the file (the rest were recorded now)
 
     # -- building -----------------------------------------------------------------------------
-    def _add_raw(self, raw: Mapping[str, Any], request_hash: str) -> None:
+    def add_raw(self, raw: Mapping[str, Any], request_hash: str) -> None:
         self._index.setdefault(request_hash, []).append(len(self._items))
         self._items.append(raw)
         self._plays.append(0)
@@ -120,8 +74,6 @@ class Cassette:
         item = self._items[position]
         if isinstance(item, Entry):
             return item
-        from .storage import entry_from_mapping
-
         entry = entry_from_mapping(item, self.path, position)
         self._items[position] = entry
         return entry

@@ -22,7 +22,6 @@ import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn, TextIO
 
-from . import __version__
 from .cassette import Cassette, Entry
 from .convert import JSON, read_call, stream_finished
 from .diff import shorten_pair, structural_diff
@@ -30,6 +29,7 @@ from .errors import CassetteFormatError, LLMVCRError
 from .options import resolve_path
 from .playlog import read_record, store_for, update_record
 from .redact import find_secrets
+from .schema import LLMVCR_VERSION
 from .storage import atomic_write, document_of, dump_document, file_lock, load_cassette, parse_document
 
 SOURCES = ("llmvcr", "vcrpy", "regista", "agentskit")
@@ -533,7 +533,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Errors are one line on stderr with exit status 2; diff and scan exit 1 for "
         "'different' and 'found'.",
     )
-    parser.add_argument("--version", action="version", version=f"llmvcr {__version__}")
+    parser.add_argument("--version", action="version", version=f"llmvcr {LLMVCR_VERSION}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     ls = commands.add_parser(
@@ -603,10 +603,10 @@ def build_parser() -> argparse.ArgumentParser:
     prune = commands.add_parser(
         "prune",
         help="drop entries the last run never played",
-        description=f"Drop the entries the last test run did not use, as recorded in the "
-        f"play store the pytest plugin (or llmvcr.playlog.PlayLog) keeps in pytest's cache "
-        f"(.pytest_cache/d/llmvcr). Refuses when no run recorded it, when a test using it "
-        f"failed, or when the file changed since.",
+        description="Drop the entries the last test run did not use, as recorded in the "
+        "play store the pytest plugin (or llmvcr.playlog.PlayLog) keeps in pytest's cache "
+        "(.pytest_cache/d/llmvcr). Refuses when no run recorded it, when a test using it "
+        "failed, or when the file changed since.",
     )
     prune.add_argument("cassette", metavar="CASSETTE")
     prune.add_argument("--dry-run", action="store_true", help="say what would go, change nothing")

@@ -34,7 +34,8 @@ from .faults import Fault
 from .matching import default_request_hash
 from .options import Options, settings
 from .redact import RESPONSE_HEADERS, Redactor, compile_paths, compile_redactions
-from .storage import LLMVCR_VERSION, CassetteWriter, load_cassette, save_cassette
+from .schema import LLMVCR_VERSION
+from .storage import CassetteWriter, load_cassette, save_cassette
 
 
 class Caller(Protocol):

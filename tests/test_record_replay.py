@@ -673,7 +673,7 @@ def test_yaml_cassette_layout_is_format_version_1(
 ) -> None:
     import yaml
 
-    from llmvcr import storage
+    from llmvcr import schema
 
     long_text = "first line of a long prompt\nsecond line\nthird line"
     with llmvcr.recording("layout", seed="bug-repro-#427"):
@@ -686,7 +686,7 @@ def test_yaml_cassette_layout_is_format_version_1(
     assert list(document) == ["version", "seed", "recorded_with", "entries"]
     assert document["version"] == 1 and document["seed"] == "bug-repro-#427"
     assert document["recorded_with"] == {
-        "llmvcr": storage.LLMVCR_VERSION,
+        "llmvcr": schema.LLMVCR_VERSION,
         "python": document["recorded_with"]["python"],
         "anthropic": anthropic.__version__,
         "openai": openai.__version__,

@@ -22,7 +22,8 @@ from typing import Any
 from ..cassette import Cassette, Entry, Request, Response
 from ..errors import CassetteFormatError
 from ..matching import default_request_hash
-from ..storage import LLMVCR_VERSION, atomic_write, load_cassette
+from ..schema import LLMVCR_VERSION
+from ..storage import atomic_write, load_cassette
 from . import (
     JSON,
     ConversionWarning,

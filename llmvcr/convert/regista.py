@@ -23,7 +23,8 @@ from typing import Any
 from ..cassette import Cassette, Entry, Request, Response
 from ..errors import CassetteFormatError
 from ..matching import default_request_hash
-from ..storage import LLMVCR_VERSION, load_cassette
+from ..schema import LLMVCR_VERSION
+from ..storage import load_cassette
 from ..usage import cost_of
 from . import (
     FINAL_STOP_REASONS,

@@ -27,7 +27,7 @@ from ..cassette import Cassette, Entry, Request, Response
 from ..errors import CassetteFormatError
 from ..matching import default_request_hash
 from ..redact import REQUEST_HEADERS, RESPONSE_HEADERS, Redactor
-from ..storage import LLMVCR_VERSION
+from ..schema import LLMVCR_VERSION
 from . import JSON, ConversionWarning, parse_sse
 
 _AGENT = re.compile(r"^(Anthropic|AsyncAnthropic|OpenAI|AsyncOpenAI|AzureOpenAI)/\S+\s+([\w.\-]+)")

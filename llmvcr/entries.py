@@ -1,0 +1,59 @@
+"""The data llmvcr records: a request, its response, and the entry that pairs them.
+
+Plain frozen values with no behaviour beyond a normalised view; how they are written to a file
+is ``llmvcr.schema``'s business, how they are matched ``llmvcr.matching``'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """The semantic request: what was asked, without the SDK's noise or any credential."""
+
+    method: str
+    path: str
+    body: Any = None
+    query: tuple[tuple[str, str], ...] = ()
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+    def normalised(self) -> dict[str, Any]:
+        """The plain form matchers and diffs see."""
+        return {
+            "method": self.method,
+            "path": self.path,
+            "query": [list(pair) for pair in self.query],
+            "headers": dict(self.headers),
+            "body": self.body,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """The semantic response: status, a few headers, and a JSON body or a list of stream events.
+
+    ``stream`` holds ``{"event": name?, "data": parsed-json-or-text, "t": ms-offset?}``
+    mappings. ``truncated`` marks a stream the caller stopped reading early while recording;
+    ``failure`` is the connection error that ended a stream mid-way, replayed as the same error.
+    """
+
+    status: int
+    headers: Mapping[str, str] = field(default_factory=dict)
+    body: Any = None
+    stream: list[dict[str, Any]] | None = None
+    truncated: bool = False
+    failure: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One recorded exchange."""
+
+    provider: str
+    request: Request
+    response: Response
+    request_hash: str
