@@ -673,7 +673,7 @@ def test_yaml_cassette_layout_is_format_version_1(
 ) -> None:
     import yaml
 
-    from llmvcr import schema
+    from llmvcr import schema, storage
 
     long_text = "first line of a long prompt\nsecond line\nthird line"
     with llmvcr.recording("layout", seed="bug-repro-#427"):
