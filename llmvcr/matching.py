@@ -13,13 +13,15 @@ import re
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 import orjson
 
+from .jsonpath import drop, parse_path
+
 Normalised = dict[str, Any]
 MatcherFn = Callable[[Normalised], Any]
-MatcherSpec = Union[str, MatcherFn]
+MatcherSpec = str | MatcherFn
 
 DEFAULT_MATCH_ON: tuple[str, ...] = ("method", "path", "body")
 
@@ -156,60 +158,6 @@ def clear_placeholders() -> None:
         _placeholders.clear()
 
 
-# -- ignore paths ---------------------------------------------------------------------------
-_TOKEN = re.compile(r"([^.\[\]]+)|\[(\*|\d+)\]")
-
-
-def parse_path(path: str) -> list[str | int]:
-    """``messages[*].content[0].cache_control`` -> ``["messages", "*", "content", 0, "cache_control"]``."""
-    if not path or path.startswith(".") or ".." in path:
-        raise ValueError(
-            f"ignore path {path!r}: expected dotted keys with [N] or [*], like 'metadata.user_id'"
-        )
-    tokens: list[str | int] = []
-    position = 0
-    for match in _TOKEN.finditer(path):
-        if match.start() != position and path[position] != ".":
-            raise ValueError(f"ignore path {path!r}: unexpected text at {position}")
-        key, index = match.groups()
-        if key is not None:
-            tokens.append(key)
-        else:
-            tokens.append("*" if index == "*" else int(index))
-        position = match.end()
-        if position < len(path) and path[position] == ".":
-            position += 1
-    if position != len(path):
-        raise ValueError(f"ignore path {path!r}: unexpected text at {position}")
-    return tokens
-
-
-def _drop(node: Any, tokens: Sequence[str | int]) -> None:
-    if not tokens:
-        return
-    head, rest = tokens[0], tokens[1:]
-    if isinstance(node, dict):
-        keys = list(node) if head == "*" else [head] if head in node else []
-        for key in keys:
-            if rest:
-                _drop(node[key], rest)
-            else:
-                del node[key]
-    elif isinstance(node, list):
-        if head == "*":
-            indexes = list(range(len(node)))
-        elif isinstance(head, int) and -len(node) <= head < len(node):
-            indexes = [head]
-        else:
-            indexes = []
-        if rest:
-            for i in indexes:
-                _drop(node[i], rest)
-        else:
-            for i in sorted(indexes, reverse=True):
-                del node[i]
-
-
 def _substitute(node: Any, placeholders: Sequence[Placeholder]) -> Any:
     if isinstance(node, str):
         for p in placeholders:
@@ -244,7 +192,7 @@ class Fingerprinter:
             else:
                 raise ValueError(f"match_on entries are matcher names or callables, not {spec!r}")
         self.ignore = tuple(ignore)
-        self._ignore_tokens = [parse_path(p) for p in self.ignore]
+        self._ignore_tokens = [parse_path(p, option="ignore") for p in self.ignore]
         self._explicit_placeholders = tuple(placeholders) if placeholders is not None else None
 
     @property
@@ -269,7 +217,7 @@ class Fingerprinter:
             for tokens in self._ignore_tokens:
                 if tokens and tokens[0] == "body":
                     tokens = tokens[1:]
-                _drop(body, tokens)
+                drop(body, tokens)
         if placeholders:
             body = _substitute(body, placeholders)
         return {**normalised, "body": body}

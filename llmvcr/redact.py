@@ -14,6 +14,8 @@ from typing import Any
 
 import orjson
 
+from .jsonpath import Path, blank, looks_like_path, parse_path
+
 REQUEST_HEADERS = frozenset({"anthropic-version", "anthropic-beta", "openai-beta", "content-type"})
 RESPONSE_HEADERS = frozenset(
     {"content-type", "request-id", "x-request-id", "retry-after", "retry-after-ms", "x-should-retry"}
@@ -95,7 +97,7 @@ class Redactor:
         if not self.patterns and not self.paths and not self._may_change(node):
             return node
         for tokens in self.paths:
-            node = _blank(node, tokens)
+            node = blank(node, tokens)
         return self.tree(node)
 
     def _may_change(self, node: Any) -> bool:
@@ -140,11 +142,16 @@ class Redactor:
 
 
 def compile_redactions(rules: Iterable[str | re.Pattern[str]]) -> list[tuple[str, re.Pattern[str]]]:
-    """The regex rules of ``redact=`` (a string starting with ``$`` is a JSON path instead)."""
+    """The regex rules of ``redact=`` (a string starting with ``$.`` is a JSON path instead)."""
     out = []
     for rule in rules:
         if isinstance(rule, str) and rule.startswith("$"):
             continue
+        if isinstance(rule, str) and looks_like_path(rule):
+            raise ValueError(
+                f"redact: {rule!r} reads like a JSON path, but without '$.' it would be a regex; "
+                f"write '$.{rule}' for the path, or r'{rule}' as re.compile(...) if you mean the regex"
+            )
         try:
             out.append(("custom", rule if isinstance(rule, re.Pattern) else re.compile(rule)))
         except re.error as err:
@@ -152,35 +159,11 @@ def compile_redactions(rules: Iterable[str | re.Pattern[str]]) -> list[tuple[str
     return out
 
 
-def compile_paths(rules: Iterable[str | re.Pattern[str]]) -> list[list[str | int]]:
+def compile_paths(rules: Iterable[str | re.Pattern[str]]) -> list[Path]:
     """The JSON-path rules of ``redact=``: ``$.metadata.user_id``, ``$.messages[*].name``."""
-    from .matching import parse_path
-
-    paths = []
-    for rule in rules:
-        if isinstance(rule, str) and rule.startswith("$"):
-            if not rule.startswith("$."):
-                raise ValueError(
-                    f"redact: JSON path {rule!r} must start with '$.', like '$.metadata.user_id'"
-                )
-            paths.append(parse_path(rule[2:]))
-    return paths
-
-
-def _blank(node: Any, tokens: list[str | int]) -> Any:
-    """A copy of ``node`` with the values at ``tokens`` replaced by ``<REDACTED:path>``."""
-    if not tokens:
-        return "<REDACTED:path>"
-    head, rest = tokens[0], tokens[1:]
-    if isinstance(node, dict):
-        return {k: _blank(v, rest) if head in ("*", k) else v for k, v in node.items()}
-    if isinstance(node, list):
-        n = len(node)
-        return [
-            _blank(v, rest) if head == "*" or (isinstance(head, int) and i == head % max(n, 1)) else v
-            for i, v in enumerate(node)
-        ]
-    return node
+    return [
+        parse_path(rule, option="redact") for rule in rules if isinstance(rule, str) and rule.startswith("$")
+    ]
 
 
 def find_secrets(node: Any, path: str = "") -> Iterator[tuple[str, str, str]]:

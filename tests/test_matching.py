@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 import llmvcr
-from llmvcr.matching import BUILTIN_MATCHERS, Fingerprinter, canonical_json, parse_path
+from llmvcr.jsonpath import parse_path
+from llmvcr.matching import BUILTIN_MATCHERS, Fingerprinter, canonical_json
 
 
 def req(body: Any, method: str = "POST", path: str = "/v1/messages") -> dict[str, Any]:
@@ -233,3 +234,17 @@ def test_system_and_messages_read_openai_and_responses_shapes() -> None:
     assert f.request_hash(chat) != f.request_hash(
         req({"messages": [{"role": "system", "content": "be long"}, {"role": "user", "content": "hi"}]})
     )
+
+
+def test_ignore_and_redact_share_one_path_syntax() -> None:
+    """``$.metadata.user_id`` means the same path to both; each refuses what would silently do nothing."""
+    plain = Fingerprinter(ignore=["metadata.user_id"])
+    dollar = Fingerprinter(ignore=["$.metadata.user_id"])
+    a = {"metadata": {"user_id": "u1"}, "messages": []}
+    b = {"metadata": {"user_id": "u2"}, "messages": []}
+    assert dollar.request_hash(req(a)) == dollar.request_hash(req(b)) == plain.request_hash(req(a))
+    with pytest.raises(ValueError, match=r"write '\$\.metadata\.user_id' for the path"):
+        llmvcr.use_cassette("x", redact=["metadata.user_id"])
+    with pytest.raises(ValueError, match=r"ignore: '\$\.\.a' is not a JSON path"):
+        llmvcr.use_cassette("x", ignore=["$..a"])
+    assert parse_path("$.messages[-1].content") == ["messages", -1, "content"]

@@ -285,7 +285,7 @@ def test_redact_json_paths_and_regexes_before_fingerprinting(
     assert server.request_count == before
     assert live.content[0].text == "Echo: where is cust-1234?"
     assert again.content[0].text == "Echo: where is <REDACTED:custom>?"  # the echo was redacted on disk too
-    with pytest.raises(ValueError, match=r"must start with '\$\.'"):
+    with pytest.raises(ValueError, match=r"'\$metadata' is not a JSON path"):
         llmvcr.use_cassette("x", redact=["$metadata"])
     with pytest.raises(ValueError, match="not a valid regular expression"):
         llmvcr.use_cassette("x", redact=["(unclosed"])
