@@ -25,7 +25,7 @@ from typing import Any, NoReturn, TextIO
 from .cassette import Cassette, Entry
 from .convert import JSON, read_call, stream_finished
 from .diff import shorten_pair, structural_diff
-from .errors import CassetteFormatError, LLMVCRError
+from .errors import CassetteFormatError, CommandError, LLMVCRError
 from .options import resolve_path
 from .playlog import read_record, store_for, update_record
 from .redact import find_secrets
@@ -36,11 +36,10 @@ SOURCES = ("llmvcr", "vcrpy", "regista", "agentskit")
 TARGETS = ("regista", "agentskit", "llmvcr-json", "llmvcr-yaml")
 _SUFFIXES = (".yaml", ".yml", ".json")
 _TARGET_SUFFIX = {"regista": ".jsonl", "agentskit": ".json", "llmvcr-json": ".json", "llmvcr-yaml": ".yaml"}
-_KNOWN = "llmvcr reads llmvcr cassettes, vcrpy/pytest-recording cassettes, regista traces (.jsonl) and agentskit cassettes"
-
-
-class CommandError(LLMVCRError):
-    """A command cannot go on; the message says why and what to do."""
+_KNOWN = (
+    "llmvcr reads llmvcr cassettes, vcrpy/pytest-recording cassettes, regista traces (.jsonl) "
+    "and agentskit cassettes"
+)
 
 
 def existing(argument: str) -> str:
@@ -63,7 +62,8 @@ _TOP_KEY = re.compile(r"^([A-Za-z_]\w*)\s*:", re.MULTILINE)
 
 
 def sniff(path: str) -> str:
-    """The format of a file: ``regista`` (.jsonl), ``vcrpy`` (interactions), ``agentskit`` (chunks), else ``llmvcr``."""
+    """The format of a file: ``regista`` (.jsonl), ``vcrpy`` (interactions), ``agentskit`` (chunks),
+    else ``llmvcr``."""
     if path.lower().endswith(".jsonl"):
         return "regista"
     if not path.lower().endswith(".json"):
@@ -225,7 +225,8 @@ def _block_lines(role: str, block: JSON, arrow: str) -> list[str]:
         return [_indent(block["thinking"], f"{arrow}{role} (thinking): ")]
     if kind == "tool_use":
         return [
-            f"{arrow}{role} calls {block['name']} {json.dumps(block['input'], ensure_ascii=False)} [{block['id']}]"
+            f"{arrow}{role} calls {block['name']} "
+            f"{json.dumps(block['input'], ensure_ascii=False)} [{block['id']}]"
         ]
     flag = " (error)" if block.get("is_error") else ""
     return [_indent(block["content"], f"{arrow}tool result [{block['tool_use_id']}]{flag}: ")]

@@ -18,10 +18,8 @@ DUMMY_KEY = "demo-no-key-needed"
 
 
 def _cassette_dir() -> Path:
-    here = Path.cwd() / "cassettes"
-    if (here / "demo-anthropic.yaml").exists():
-        return here
-    return Path(__file__).resolve().parent.parent / "cassettes"
+    """The demo cassettes inside the package (package data; a link to ``cassettes/`` in a checkout)."""
+    return Path(__file__).resolve().parent / "cassettes"
 
 
 def _refuse(self: socket.socket, address: Any) -> None:
@@ -87,7 +85,8 @@ def main() -> int:
             with llmvcr.use_cassette(os.fspath(path), record_mode="none") as cassette:
                 play(lambda role, text: print(f"  {role:>9}: {text}"))
             print(
-                f"   {len(cassette.entries)} entries, seed={cassette.seed!r}, recorded_with={cassette.recorded_with}"
+                f"   {len(cassette.entries)} entries, seed={cassette.seed!r}, "
+                f"recorded_with={cassette.recorded_with}"
             )
     finally:
         setattr(socket.socket, "connect", original_connect)  # noqa: B010

@@ -1,4 +1,25 @@
-"""The exceptions llmvcr raises: one shallow hierarchy under :class:`LLMVCRError`."""
+"""Every exception and warning llmvcr raises, in one tree.
+
+::
+
+    LLMVCRError                          anything llmvcr raises on its own account
+    ├── ReplayDivergence                 no recorded entry answers a request, and recording is off
+    ├── ReplayExhausted                  a replayed WebSocket has no recorded message left for recv()
+    ├── RecordedCallError                a patched function's recorded exception cannot be rebuilt
+    ├── NetworkBlockedError              an LLM call (or a socket) outside a cassette, refused
+    ├── UnrecognizedRequestError         a request no provider claims, inside a replay-only cassette
+    ├── CassetteNotFoundError            (also FileNotFoundError) replay asked for a missing file
+    ├── CassetteFormatError              (also ValueError) a file that cannot be read; names file/entry/field
+    └── CommandError                     the ``llmvcr`` command cannot go on
+
+    UserWarning
+    ├── ReplayDivergenceWarning          on_divergence="warn": the next unused entry was served instead
+    ├── UnrecordedCallWarning            a recording cassette let unclaimed requests through
+    ├── EditedCassetteWarning            an entry's stored request_hash no longer fits its request
+    └── ConversionWarning                a converter kept going but the target cannot hold something
+
+Each message names the file and the call, and says what to do next.
+"""
 
 from __future__ import annotations
 
@@ -28,6 +49,18 @@ class ReplayDivergence(LLMVCRError):
         self.cassette_path = cassette_path
         self.diff = diff or []
         self.request = request
+
+
+class ReplayExhausted(LLMVCRError):
+    """``recv()`` on a replayed WebSocket that has no recorded message left to give."""
+
+
+class RecordedCallError(LLMVCRError):
+    """A recorded call raised an exception whose class could not be rebuilt on replay."""
+
+
+class CommandError(LLMVCRError):
+    """A command cannot go on; the message says why and what to do."""
 
 
 class CassetteNotFoundError(LLMVCRError, FileNotFoundError):
@@ -74,3 +107,7 @@ class UnrecordedCallWarning(UserWarning):
 
 class EditedCassetteWarning(UserWarning):
     """A cassette entry's stored ``request_hash`` no longer fits its request: it was edited by hand."""
+
+
+class ConversionWarning(UserWarning):
+    """A conversion kept going but the target format cannot hold something, or replay will diverge."""

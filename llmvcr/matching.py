@@ -79,7 +79,7 @@ def _text_of(content: Any) -> Any:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        texts = [b.get("text") for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)]
+        texts = [b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)]
         return "\n".join(texts) if texts else content
     return content
 

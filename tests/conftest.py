@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from llm_server import LLMServer
 
 import llmvcr
 
 pytest_plugins = ["pytester"]
-from llm_server import LLMServer
 
 ANTHROPIC_SENTINEL = "sk-ant-api03-SENTINEL-anthropic-key-0123456789"
 OPENAI_SENTINEL = "sk-proj-SENTINEL-openai-key-0123456789abcdef"

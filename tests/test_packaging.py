@@ -5,16 +5,13 @@ from __future__ import annotations
 import configparser
 import importlib.metadata
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
-if sys.version_info < (3, 11):  # pragma: no cover
-    pytest.skip("tomllib needs Python 3.11", allow_module_level=True)
-import tomllib
+tomllib = pytest.importorskip("tomllib", reason="tomllib needs Python 3.11")
 
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 
@@ -54,3 +51,45 @@ def test_supported_range_is_the_same_in_pyproject_readme_and_tox() -> None:
     )
     assert pins == {sdk: low + ".0" if low.count(".") == 1 else low for sdk, (low, _) in lower.items()}
     assert "python_requires" not in PROJECT and PROJECT["requires-python"] == ">=3.10"
+
+
+def test_a_wheel_ships_py_typed_and_runs_the_demo_from_anywhere(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+    import zipfile
+
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path / "dist"), str(ROOT)],
+        check=True,
+        capture_output=True,
+    )
+    (wheel,) = (tmp_path / "dist").glob("pyllmvcr-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "llmvcr/py.typed" in names
+    assert {"llmvcr/cassettes/demo-anthropic.yaml", "llmvcr/cassettes/demo-openai.yaml"} <= set(names)
+    site = tmp_path / "site"
+    zipfile.ZipFile(wheel).extractall(site)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            f"import sys; sys.path.insert(0, {str(site)!r}); import llmvcr, runpy; "
+            f"assert llmvcr.__file__.startswith({str(site)!r}); runpy.run_module('llmvcr.demo', run_name='__main__')",
+        ],
+        cwd=elsewhere,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "entries" in run.stdout
+
+
+def test_licence_and_classifiers_are_declared() -> None:
+    meta = importlib.metadata.metadata("pyllmvcr")
+    assert meta["License-Expression"] == "MIT" and (ROOT / "LICENSE").read_text().startswith("MIT License")
+    classifiers = set(meta.get_all("Classifier") or [])
+    assert {"Typing :: Typed", "Topic :: Software Development :: Testing", "Framework :: Pytest"} <= classifiers
+    assert {f"Programming Language :: Python :: 3.{n}" for n in (10, 11, 12, 13)} <= classifiers

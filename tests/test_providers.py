@@ -6,6 +6,7 @@ import asyncio
 import importlib.metadata
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -475,7 +476,7 @@ def test_a_home_made_client_speaking_a_known_wire_format_is_recorded(server: Any
     with llmvcr.recording("wire") as cassette:
         live = run()
     assert [e.provider for e in cassette.entries] == ["anthropic"]
-    assert "SENTINEL" not in (cassette.path and open(cassette.path).read())
+    assert "SENTINEL" not in Path(cassette.path).read_text()
     before = server.request_count
     attempts = request.getfixturevalue("no_network")
     with llmvcr.recording("wire", record_mode="none"):

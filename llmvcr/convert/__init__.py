@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..cassette import Entry
+from ..errors import ConversionWarning
 from ..sse import parse_events
 
 __all__ = ["Call", "ConversionWarning", "anthropic_wire", "api_of", "openai_wire", "parse_sse", "read_call"]
@@ -45,10 +46,6 @@ OPENAI_FINISH = {
 }
 
 
-class ConversionWarning(UserWarning):
-    """A conversion kept going but the target format cannot hold something, or replay will diverge."""
-
-
 @dataclass(frozen=True, slots=True)
 class Call:
     """One entry read as a model call: its neutral request and response (``None`` when it failed)."""
@@ -64,7 +61,8 @@ class Call:
 
     @property
     def label(self) -> str:
-        return f"entry {self.position} ({self.entry.provider} {self.entry.request.method} {self.entry.request.path})"
+        request = self.entry.request
+        return f"entry {self.position} ({self.entry.provider} {request.method} {request.path})"
 
 
 # -- small pieces -----------------------------------------------------------------------------
@@ -680,11 +678,11 @@ def openai_wire(request: JSON) -> JSON:
     """A neutral request as a Chat Completions body, the way regista's ``OpenAICompatProvider`` sends it."""
     wire: list[JSON] = [{"role": "system", "content": request["system"]}] if request.get("system") else []
     for message in request["messages"]:
-        for block in message["content"]:
-            if block["type"] == "tool_result":
-                wire.append(
-                    {"role": "tool", "tool_call_id": block["tool_use_id"], "content": block["content"]}
-                )
+        wire.extend(
+            {"role": "tool", "tool_call_id": block["tool_use_id"], "content": block["content"]}
+            for block in message["content"]
+            if block["type"] == "tool_result"
+        )
         text = "".join(b["text"] for b in message["content"] if b["type"] == "text")
         calls = [
             {

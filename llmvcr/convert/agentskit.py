@@ -145,15 +145,15 @@ def from_messages(messages: list[JSON], system_prompt: Any) -> tuple[str, list[J
             ]
             if content or not m.get("toolCalls"):
                 blocks.append(text_block(content))
-            for call in m.get("toolCalls") or []:
-                blocks.append(
-                    {
-                        "type": "tool_use",
-                        "id": str(call.get("id", "")),
-                        "name": str(call.get("name", "")),
-                        "input": parse_arguments(call.get("args")),
-                    }
-                )
+            blocks.extend(
+                {
+                    "type": "tool_use",
+                    "id": str(call.get("id", "")),
+                    "name": str(call.get("name", "")),
+                    "input": parse_arguments(call.get("args")),
+                }
+                for call in m.get("toolCalls") or []
+            )
             neutral.append({"role": "assistant", "content": blocks})
         else:
             neutral.append(

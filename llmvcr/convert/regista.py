@@ -161,11 +161,11 @@ def _plan(calls: list[Call], kept: JSON) -> tuple[list[JSON], list[str]]:
         if expected is not None and request["messages"] != expected:
             reasons.append(f"{call.label} does not continue the conversation of the call before it")
         assert first is not None
-        for key in ("model", "system", "tools", "max_tokens", "params"):
-            if request[key] != first[key]:
-                reasons.append(
-                    f"{call.label} changes {key!r} (regista keeps the first request's for the session)"
-                )
+        reasons.extend(
+            f"{call.label} changes {key!r} (regista keeps the first request's for the session)"
+            for key in ("model", "system", "tools", "max_tokens", "params")
+            if request[key] != first[key]
+        )
         events.append(
             {"type": "llm.request", "turn": turn, "request": request, "request_hash": canonical_hash(request)}
         )

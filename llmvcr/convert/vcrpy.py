@@ -76,8 +76,7 @@ def _headers(raw: Any) -> list[tuple[str, str]]:
     """vcrpy writes ``{name: [values]}``; older cassettes ``{name: value}``."""
     items: list[tuple[str, str]] = []
     for name, values in (raw or {}).items() if isinstance(raw, dict) else []:
-        for value in values if isinstance(values, list) else [values]:
-            items.append((str(name).lower(), str(value)))
+        items.extend((str(name).lower(), str(v)) for v in (values if isinstance(values, list) else [values]))
     return items
 
 

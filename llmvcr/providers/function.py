@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 from ..cassette import Request, Response
-from ..errors import LLMVCRError
+from ..errors import RecordedCallError
 from ..session import Decision
 from . import register_provider
 from ._patch import Patch, resolve_attr
@@ -22,10 +22,6 @@ from .base import decide, outer_call, watching
 
 Serialize = Callable[[Any], Any]
 Deserialize = Callable[[Any], Any]
-
-
-class RecordedCallError(LLMVCRError):
-    """A recorded call raised an exception whose class could not be rebuilt on replay."""
 
 
 def to_json(value: Any) -> Any:

@@ -31,7 +31,7 @@ import wrapt
 
 from .. import _active
 from ..cassette import Request, Response
-from ..errors import LLMVCRError
+from ..errors import ReplayExhausted
 from ..session import Decision
 from ._patch import Patch
 from .base import decide
@@ -39,10 +39,6 @@ from .openai import provider as openai_http
 
 _MODULES = ("openai.resources.responses.responses", "openai.resources.beta.responses.responses")
 _TERMINAL = frozenset({"response.completed", "response.failed", "response.incomplete", "error"})
-
-
-class ReplayExhausted(LLMVCRError):
-    """``recv()`` on a replayed WebSocket that has no recorded message left to give."""
 
 
 def _close_error(failure: str | None, *, by_client: bool = False) -> BaseException:
