@@ -91,5 +91,9 @@ def test_licence_and_classifiers_are_declared() -> None:
     meta = importlib.metadata.metadata("pyllmvcr")
     assert meta["License-Expression"] == "MIT" and (ROOT / "LICENSE").read_text().startswith("MIT License")
     classifiers = set(meta.get_all("Classifier") or [])
-    assert {"Typing :: Typed", "Topic :: Software Development :: Testing", "Framework :: Pytest"} <= classifiers
+    assert {
+        "Typing :: Typed",
+        "Topic :: Software Development :: Testing",
+        "Framework :: Pytest",
+    } <= classifiers
     assert {f"Programming Language :: Python :: 3.{n}" for n in (10, 11, 12, 13)} <= classifiers
