@@ -1,9 +1,11 @@
-"""The structural diff shown when a live request has no recorded entry."""
+"""The structural diff shown when a live request has no recorded entry, and the message around it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
+
+from .entries import Entry, Request
 
 DiffRow = tuple[str, Any, Any]
 _MISSING = "<missing>"
@@ -61,3 +63,52 @@ def format_rows(rows: Iterable[DiffRow], limit: int = 20) -> str:
     if len(rows) > limit:
         lines.append(f"  … and {len(rows) - limit} more differing paths")
     return "\n".join(lines)
+
+
+def nearest_diff(
+    entries: Iterable[Entry], normalised: dict[str, Any], prepare: Callable[[dict[str, Any]], Any]
+) -> tuple[list[DiffRow], Entry | None]:
+    """The recorded request on the same endpoint with the fewest differing paths (on a miss only).
+
+    ``prepare`` is the fingerprinter's view (ignored paths dropped, placeholders put in), so the
+    rows show only what matching saw.
+    """
+    best: tuple[int, list[DiffRow], Entry] | None = None
+    live = prepare(normalised)
+    for entry in entries:
+        if entry.request.method != normalised["method"] or entry.request.path != normalised["path"]:
+            continue
+        rows = structural_diff(prepare(entry.request.normalised()), live)
+        rows = [r for r in rows if not r[0].startswith("request.headers")] or rows
+        if not rows:  # identical but already played
+            rows = [("request", "(already played: each entry serves one call)", "(the same request again)")]
+        if best is None or len(rows) < best[0]:
+            best = (len(rows), rows, entry)
+    return (best[1], best[2]) if best else ([], None)
+
+
+def divergence_message(
+    path: str,
+    provider: str,
+    request: Request,
+    rows: list[DiffRow],
+    nearest: Entry | None,
+    record_mode: str,
+    mode: str,
+    count: int,
+) -> str:
+    """What ``ReplayDivergence`` says: the file, the call, the diff, and how to re-record."""
+    head = (
+        f"llmvcr: no recorded entry in {path} answers {provider} {request.method} {request.path} "
+        f"(record_mode={record_mode!r}, mode={mode!r})."
+    )
+    if nearest is None:
+        body = f"\nThe cassette holds no {request.method} {request.path} request ({count} entries in all)."
+    else:
+        body = "\nNearest recorded request differs at:\n" + format_rows(rows)
+    hint = (
+        f"\nTo re-record it: run again with record_mode='all', which rewrites {path} "
+        f"(pytest: -k <test> --llmvcr-record-mode=all); 'new_episodes' appends instead and leaves "
+        f"the stale entry unplayed. To tolerate volatile fields, see ignore= and match_on=."
+    )
+    return head + body + hint

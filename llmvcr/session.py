@@ -11,17 +11,16 @@ from __future__ import annotations
 
 import os
 import platform
-import signal
 import threading
 import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from . import faults
 from .cassette import Cassette, Entry, Request, Response
-from .diff import DiffRow, format_rows, structural_diff
+from .diff import divergence_message, nearest_diff
 from .errors import (
     CassetteNotFoundError,
     EditedCassetteWarning,
@@ -35,6 +34,7 @@ from .matching import default_request_hash
 from .options import Options, settings
 from .redact import RESPONSE_HEADERS, Redactor, compile_paths, compile_redactions
 from .schema import LLMVCR_VERSION
+from .shutdown import SigtermFlush, WriteLock
 from .storage import CassetteWriter, load_cassette, save_cassette
 
 
@@ -88,33 +88,6 @@ class Decision:
             self.session.stream_opened(finish)
 
 
-class _WriteLock:
-    """The session's lock, which can re-send SIGTERM when its holder lets go.
-
-    A SIGTERM handler must not wait for a lock its own thread may hold (a deadlock), nor write
-    while that thread is half-way through a write: it asks the holder to signal again on release.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self.resignal = False
-
-    def free(self) -> bool:
-        if self._lock.acquire(blocking=False):
-            self._lock.release()
-            return True
-        return False
-
-    def __enter__(self) -> None:
-        self._lock.acquire()
-
-    def __exit__(self, *exc: object) -> None:
-        self._lock.release()
-        if self.resignal:
-            self.resignal = False
-            os.kill(os.getpid(), signal.SIGTERM)  # handled again, now that nothing is being written
-
-
 class Session:
     """One activation of a cassette: its options, its file and the calls made while it is open."""
 
@@ -135,7 +108,7 @@ class Session:
         self.served: list[Entry] = []  # the entries replay served, for the usage the run saved
         self.recorded = 0
         self.writes = 0
-        self._lock = _WriteLock()
+        self._lock = WriteLock()
         self._live = False  # on_divergence="live" engaged: record from here on
         self._sequential_cursor = 0
         self._fresh_file = False
@@ -148,7 +121,7 @@ class Session:
         self._versions_noted: set[str] = set()
         self._versions: dict[str, str] = {}  # provider -> SDK version, named in recorded_with once used
         self._open_streams: list[Callable[[], None]] = []  # finish a stream still being recorded
-        self._previous_sigterm: Any = None
+        self._sigterm: SigtermFlush | None = None
         self._rehashed = False
         self.unrecorded: dict[str, int] = {}  # host -> requests no provider claimed, let through
         self.cassette = cassette if cassette is not None else self._load()
@@ -173,12 +146,14 @@ class Session:
     def start(self) -> None:
         """Begin answering calls (``llmvcr.api`` installs interception and activates the session)."""
         self.open = True
-        self._catch_sigterm()
+        self._sigterm = SigtermFlush.install(self._lock, self.flush)
 
     def finish(self, failed: bool) -> None:
         """Stop answering: keep streams still being read, write what is pending, prune if asked."""
         self.open = False
-        self._restore_sigterm()
+        if self._sigterm is not None:
+            self._sigterm.restore()
+            self._sigterm = None
         for finish in self._open_streams:  # a stream the caller left unread: keep what it received
             finish()
         self._open_streams.clear()
@@ -198,36 +173,6 @@ class Session:
             self.cassette.drop_unplayed()
             save_cassette(self.path, self.cassette)
             self.writes += 1
-
-    def _catch_sigterm(self) -> None:
-        """While recording, SIGTERM first writes what was recorded, then does what it would have done."""
-        if threading.current_thread() is not threading.main_thread():
-            return
-        previous = signal.getsignal(signal.SIGTERM)
-        if previous is not signal.SIG_DFL:
-            return
-
-        def on_sigterm(signum: int, frame: Any) -> None:
-            if not self._lock.free():
-                self._lock.resignal = True  # a write is under way: its end signals again
-                if not self._lock.free():
-                    return
-                self._lock.resignal = False  # it ended meanwhile
-            self._terminate()
-
-        signal.signal(signal.SIGTERM, on_sigterm)
-        self._previous_sigterm = previous
-
-    def _terminate(self) -> None:
-        """Write what was recorded, then do what SIGTERM would have done without us."""
-        self.flush()
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGTERM)
-
-    def _restore_sigterm(self) -> None:
-        if self._previous_sigterm is not None and threading.current_thread() is threading.main_thread():
-            signal.signal(signal.SIGTERM, self._previous_sigterm)
-            self._previous_sigterm = None
 
     # -- deciding ----------------------------------------------------------------------------------
     @property
@@ -288,8 +233,10 @@ class Session:
         if self.options.on_divergence == "live":
             self._live = True
             return live
-        rows, nearest = self.nearest_diff(normalised)
-        message = self.divergence_message(name, request, rows, nearest)
+        rows, nearest = nearest_diff(self.cassette.entries, normalised, self.options.fingerprinter.prepare)
+        message = divergence_message(
+            self.path, name, request, rows, nearest, self.record_mode, self.options.mode, len(self.cassette)
+        )
         if self.options.on_divergence == "warn":
             position = self._claim_sequential()
             if position is not None:
@@ -379,46 +326,6 @@ class Session:
             if position is not None:
                 self._sequential_cursor = position + 1
             return position
-
-    def nearest_diff(self, normalised: dict[str, Any]) -> tuple[list[DiffRow], Entry | None]:
-        """The recorded request on the same endpoint with the fewest differing paths (on a miss only)."""
-        best: tuple[int, list[DiffRow], Entry] | None = None
-        live = self.options.fingerprinter.prepare(normalised)
-        for i in range(len(self.cassette)):
-            entry = self.cassette.entry(i)
-            if entry.request.method != normalised["method"] or entry.request.path != normalised["path"]:
-                continue
-            recorded = self.options.fingerprinter.prepare(entry.request.normalised())
-            rows = structural_diff(recorded, live)
-            rows = [r for r in rows if not r[0].startswith("request.headers")] or rows
-            if not rows:  # identical but already played
-                rows = [
-                    ("request", "(already played: each entry serves one call)", "(the same request again)")
-                ]
-            if best is None or len(rows) < best[0]:
-                best = (len(rows), rows, entry)
-        return (best[1], best[2]) if best else ([], None)
-
-    def divergence_message(
-        self, provider: str, request: Request, rows: list[DiffRow], nearest: Entry | None
-    ) -> str:
-        head = (
-            f"llmvcr: no recorded entry in {self.path} answers {provider} {request.method} {request.path} "
-            f"(record_mode={self.record_mode!r}, mode={self.options.mode!r})."
-        )
-        if nearest is None:
-            body = (
-                f"\nThe cassette holds no {request.method} {request.path} request "
-                f"({len(self.cassette)} entries in all)."
-            )
-        else:
-            body = "\nNearest recorded request differs at:\n" + format_rows(rows)
-        hint = (
-            f"\nTo re-record it: run again with record_mode='all', which rewrites {self.path} "
-            f"(pytest: -k <test> --llmvcr-record-mode=all); 'new_episodes' appends instead and leaves "
-            f"the stale entry unplayed. To tolerate volatile fields, see ignore= and match_on=."
-        )
-        return head + body + hint
 
     # -- recording ---------------------------------------------------------------------------------
     def stream_opened(self, finish: Callable[[], None]) -> None:
