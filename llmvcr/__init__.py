@@ -41,7 +41,7 @@ _LAZY = {
     "create_replay_adapter": "clients",
     "inject_error": "faults",
     "to_regista_trace": "convert.regista",
-    "from_regista_trace": "convert.regista",
+    "from_regista_trace": "convert.regista_trace",
     "to_agentskit": "convert.agentskit",
     "from_agentskit": "convert.agentskit",
     "from_vcrpy": "convert.vcrpy",
@@ -104,8 +104,8 @@ if TYPE_CHECKING:
     from .clients import create_replay_adapter as create_replay_adapter
     from .convert.agentskit import from_agentskit as from_agentskit
     from .convert.agentskit import to_agentskit as to_agentskit
-    from .convert.regista import from_regista_trace as from_regista_trace
     from .convert.regista import to_regista_trace as to_regista_trace
+    from .convert.regista_trace import from_regista_trace as from_regista_trace
     from .convert.vcrpy import from_vcrpy as from_vcrpy
     from .faults import inject_error as inject_error
     from .matching import placeholder as placeholder

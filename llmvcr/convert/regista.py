@@ -3,8 +3,8 @@
 ``to_regista_trace`` writes one session from a cassette: ``session.start``, then per model call an
 ``llm.request`` (the neutral request and regista's ``request_hash``) and an ``llm.response``, the
 ``tool.call`` / ``permission.decision`` / ``tool.result`` events between turns (tool results are read
-from the next request), and ``session.end``. ``from_regista_trace`` reads a trace back into a
-cassette whose entries are the wire calls regista's own Anthropic or OpenAI provider makes.
+from the next request), and ``session.end``. ``from_regista_trace`` (in ``regista_trace``, imported
+here) reads a trace back into a cassette.
 
 >>> llmvcr.to_regista_trace(llmvcr.load_cassette("cassettes/agent.yaml"), "trace.jsonl")
 >>> result = await regista.replay("trace.jsonl")     # strict: every request hash-verified
@@ -12,65 +12,28 @@ cassette whose entries are the wire calls regista's own Anthropic or OpenAI prov
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import time
 import warnings
 from datetime import datetime, timezone
-from typing import Any
 
-from ..cassette import Cassette, Entry, Request, Response
-from ..errors import CassetteFormatError
-from ..matching import default_request_hash
+from ..cassette import Cassette
+from ..errors import ConversionWarning
 from ..schema import LLMVCR_VERSION
 from ..storage import load_cassette
 from ..usage import cost_of
-from . import (
-    FINAL_STOP_REASONS,
-    JSON,
-    Call,
-    ConversionWarning,
-    anthropic_body,
-    anthropic_events,
-    anthropic_wire,
-    chat_body,
-    chat_events,
-    digest,
-    openai_wire,
-    read_call,
-    text_block,
-    usage,
+from .neutral import FINAL_STOP_REASONS, JSON, Call, text_block, usage
+from .regista_trace import (
+    DEFAULT_CONTEXT,
+    SCHEMA_VERSION,
+    canonical_hash,
+    from_regista_trace,
+    new_ulid,
+    read_trace,
 )
+from .responses import read_call
 
-SCHEMA_VERSION = 1
-EVENT_TYPES = frozenset(
-    {
-        "session.start",
-        "llm.request",
-        "llm.response",
-        "tool.call",
-        "permission.decision",
-        "tool.result",
-        "context.compaction",
-        "error",
-        "session.end",
-    }
-)
-DEFAULT_CONTEXT = {"max_input_tokens": None, "keep_recent_messages": 4, "summary_max_tokens": 2048}
-_CROCKFORD32 = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-
-
-def canonical_hash(payload: Any) -> str:
-    """regista's ``request_hash``: SHA-256 hex of its canonical JSON (sorted keys, compact, raw UTF-8)."""
-    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode()).hexdigest()
-
-
-def new_ulid() -> str:
-    """A 26-character ULID (48-bit millisecond time + 80 random bits), as regista names sessions."""
-    value = ((int(time.time() * 1000) & ((1 << 48) - 1)) << 80) | int.from_bytes(os.urandom(10), "big")
-    return "".join(_CROCKFORD32[(value >> (5 * i)) & 31] for i in range(25, -1, -1))
+__all__ = ["canonical_hash", "from_regista_trace", "read_trace", "to_regista_trace"]
 
 
 def _now() -> str:
@@ -337,124 +300,3 @@ def to_regista_trace(
     if left_out:
         warnings.warn(f"{source} -> {target}: " + "; ".join(left_out), ConversionWarning, stacklevel=2)
     return target
-
-
-# -- trace -> cassette ----------------------------------------------------------------------------
-def read_trace(path: str | os.PathLike[str]) -> list[JSON]:
-    """The events of a regista trace, checked the way ``regista.trace.Trace.load`` checks them."""
-    path = os.fspath(path)
-    try:
-        with open(path, encoding="utf-8") as f:
-            lines = f.read().splitlines()
-    except FileNotFoundError:
-        raise CassetteFormatError(path, "no such regista trace") from None
-    except UnicodeDecodeError as err:
-        raise CassetteFormatError(path, f"not UTF-8 text ({err})") from None
-    events: list[JSON] = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            event = json.loads(line)
-        except ValueError as err:
-            raise CassetteFormatError(
-                path, f"line {number} is not JSON ({err}); is this a regista trace?"
-            ) from None
-        if not isinstance(event, dict) or event.get("type") not in EVENT_TYPES:
-            raise CassetteFormatError(
-                path,
-                f"line {number}: not a regista event (type {event.get('type')!r})"
-                if isinstance(event, dict)
-                else f"line {number}: not a regista event",
-            )
-        if int(event.get("schema_version", SCHEMA_VERSION)) > SCHEMA_VERSION:
-            raise CassetteFormatError(
-                path,
-                f"line {number}: trace schema v{event['schema_version']} is newer "
-                f"than llmvcr reads (v{SCHEMA_VERSION})",
-            )
-        events.append(event)
-    if not events or events[0]["type"] != "session.start":
-        raise CassetteFormatError(path, "a regista trace begins with a session.start event")
-    return events
-
-
-def _entry(provider: str, request: JSON, response: JSON, stream: bool) -> Entry:
-    if provider == "openai":
-        body = openai_wire(request)
-        path = "/v1/chat/completions"
-        reply = chat_body(
-            response, str(response.get("request_id") or "chatcmpl-" + digest(request, response))
-        )
-        headers = {"content-type": "application/json"}
-    else:
-        body = anthropic_wire(request)
-        path = "/v1/messages"
-        reply = anthropic_body(response, "msg_" + digest(request, response))
-        headers = {"content-type": "application/json"}
-        if response.get("request_id"):
-            headers["request-id"] = str(response["request_id"])
-    if stream:
-        body["stream"] = True
-        if provider == "openai":
-            body["stream_options"] = {"include_usage": True}
-        events = chat_events(reply) if provider == "openai" else anthropic_events(reply)
-        recorded = Response(200, {**headers, "content-type": "text/event-stream"}, stream=events)
-    else:
-        recorded = Response(200, headers, body=reply)
-    record = Request("POST", path, body=body)
-    return Entry(provider, record, recorded, default_request_hash(record.normalised()))
-
-
-def from_regista_trace(
-    path: str | os.PathLike[str], *, provider: str | None = None, stream: bool = False
-) -> Cassette:
-    """Read a regista trace into a cassette of the calls regista's provider made, one entry per LLM call.
-
-    Each request is the body regista's ``AnthropicProvider`` (or, for ``openai_compat`` traces or
-    ``provider="openai"``, its ``OpenAICompatProvider``) sends; each response is synthesised from
-    the recorded neutral response (text, thinking, tool calls, stop reason, usage, model,
-    request id), as a JSON body or, with ``stream=True``, as the event stream of a streamed call.
-    Latency, cost and tool events stay in the trace; the cassette's metadata names the session.
-    """
-    events = read_trace(path)
-    start = events[0]
-    if provider is None:
-        provider = "openai" if start.get("provider") == "openai_compat" else "anthropic"
-    if provider not in ("anthropic", "openai"):
-        raise ValueError(f"provider must be 'anthropic' or 'openai', not {provider!r}")
-    requests = [e for e in events if e["type"] == "llm.request"]
-    responses = [e for e in events if e["type"] == "llm.response"]
-    found = start.get("llmvcr")  # written by to_regista_trace
-    kept: JSON = found if isinstance(found, dict) else {}
-    recorded_with = {str(k): str(v) for k, v in (kept.get("recorded_with") or {}).items()}
-    recorded_with.setdefault("llmvcr", LLMVCR_VERSION)
-    if not str(start.get("regista_version", "")).startswith("llmvcr-"):
-        recorded_with["regista"] = str(start.get("regista_version", ""))
-    seed = kept.get("seed")
-    cassette = Cassette(
-        seed=None if seed is None else str(seed),
-        recorded_with=recorded_with,
-        metadata={
-            **(kept.get("metadata") or {}),
-            "regista": {k: start.get(k) for k in ("session_id", "task", "model", "provider", "replay_of")},
-        },
-    )
-    for request_event, response_event in zip(requests, responses, strict=False):
-        request, response = request_event.get("request"), response_event.get("response")
-        if not isinstance(request, dict) or not isinstance(response, dict) or "message" not in response:
-            raise CassetteFormatError(
-                os.fspath(path),
-                f"seq {request_event.get('seq')}: an llm.request/llm.response "
-                "pair without a request or a response message",
-            )
-        request = {"system": None, "tools": [], "max_tokens": 8192, "params": {}, **request}
-        cassette.append(_entry(provider, request, response, stream))
-    if len(requests) > len(responses):
-        warnings.warn(
-            f"{os.fspath(path)}: the last llm.request has no response (the session ended in an error "
-            "or crashed); left out",
-            ConversionWarning,
-            stacklevel=2,
-        )
-    return cassette

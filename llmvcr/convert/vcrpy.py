@@ -24,11 +24,11 @@ from urllib.parse import parse_qsl, urlsplit
 import yaml
 
 from ..cassette import Cassette, Entry, Request, Response
-from ..errors import CassetteFormatError
+from ..errors import CassetteFormatError, ConversionWarning
 from ..matching import default_request_hash
 from ..redact import REQUEST_HEADERS, RESPONSE_HEADERS, Redactor
 from ..schema import LLMVCR_VERSION
-from . import JSON, ConversionWarning, parse_sse
+from .neutral import JSON, parse_sse
 
 _AGENT = re.compile(r"^(Anthropic|AsyncAnthropic|OpenAI|AsyncOpenAI|AzureOpenAI)/\S+\s+([\w.\-]+)")
 

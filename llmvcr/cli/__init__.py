@@ -1,0 +1,153 @@
+"""The ``llmvcr`` command: list, show, diff, convert, scan and prune cassettes.
+
+    llmvcr ls [DIR]                       cassettes with entry counts, providers, models, size
+    llmvcr show CASSETTE                  the conversation, streams collapsed into text
+    llmvcr diff A B                       entry by entry, structurally
+    llmvcr convert SRC --to FORMAT -o OUT [--from FORMAT]   SRC may be a folder: every file in it
+    llmvcr scan PATH...                   exit 1 when anything looks like a credential
+    llmvcr prune CASSETTE                 drop the entries the last run did not play
+
+Errors are one line on stderr (what went wrong, with which file, and what to do) and exit status 2;
+``diff`` and ``scan`` exit 1 for "different" and "found".
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import warnings
+from collections.abc import Sequence
+from typing import NoReturn
+
+from ..errors import LLMVCRError
+from ..schema import LLMVCR_VERSION
+from .files import cmd_convert, cmd_prune, cmd_scan
+from .inspect import cmd_diff, cmd_ls, cmd_show
+from .reading import SOURCES, TARGETS
+
+
+# -- the parser -------------------------------------------------------------------------------------
+class _Parser(argparse.ArgumentParser):
+    """argparse, with usage errors on one line that say where the help is."""
+
+    def error(self, message: str) -> NoReturn:
+        if "required: COMMAND" in message or "required: command" in message:
+            message = "no command given"
+        self.exit(2, f"{self.prog}: error: {message}; see '{self.prog} --help'\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="llmvcr",
+        description="Inspect, compare, convert and clean llmvcr cassettes.",
+        epilog="Errors are one line on stderr with exit status 2; diff and scan exit 1 for "
+        "'different' and 'found'.",
+    )
+    parser.add_argument("--version", action="version", version=f"llmvcr {LLMVCR_VERSION}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    ls = commands.add_parser(
+        "ls",
+        help="list cassettes with entry counts, providers, models and size",
+        description="List the llmvcr cassettes under DIR (recursively). Files of other "
+        "formats are named on stderr with the command that imports them.",
+    )
+    ls.add_argument(
+        "dir", nargs="?", default="cassettes", metavar="DIR", help="folder to list (default: cassettes)"
+    )
+    ls.set_defaults(run=cmd_ls)
+
+    show = commands.add_parser(
+        "show",
+        help="print a cassette as a readable conversation",
+        description="Print each call's new messages and the answer (streams collapsed into "
+        "text, tool calls and results inline). Reads llmvcr, vcrpy, regista and "
+        "agentskit files.",
+    )
+    show.add_argument("cassette", metavar="CASSETTE", help="a path, or a name under cassettes/")
+    show.add_argument("--from", dest="from_format", choices=SOURCES, help="input format (default: detected)")
+    show.set_defaults(run=cmd_show)
+
+    diff = commands.add_parser(
+        "diff",
+        help="compare two cassettes entry by entry",
+        description="Structural diff of two cassettes, entry by entry (stream timings "
+        "ignored). Exit 1 when they differ.",
+    )
+    diff.add_argument("a", metavar="A")
+    diff.add_argument("b", metavar="B")
+    diff.add_argument("--from", dest="from_format", choices=SOURCES, help="input format (default: detected)")
+    diff.add_argument("--limit", type=int, default=20, help="differing paths shown per entry (default 20)")
+    diff.set_defaults(run=cmd_diff)
+
+    convert = commands.add_parser(
+        "convert",
+        help="convert between llmvcr, regista, agentskit and vcrpy",
+        description="Convert SRC (llmvcr, vcrpy, regista or agentskit, detected unless "
+        "--from says) to a regista trace, an agentskit cassette or an "
+        "llmvcr cassette. When SRC is a folder, every file in it is "
+        "converted into the folder OUT under the same relative path "
+        "(OUT may be SRC: `llmvcr convert tests/cassettes --from vcrpy "
+        "--to llmvcr-yaml -o tests/cassettes` migrates a pytest-recording "
+        "suite in place, keeping any cassette that also holds non-LLM calls).",
+    )
+    convert.add_argument("src", metavar="SRC", help="a file, or a folder of files")
+    convert.add_argument("--to", required=True, choices=TARGETS, help="output format")
+    convert.add_argument(
+        "-o", "--output", required=True, metavar="OUT", help="output file (a folder when SRC is one)"
+    )
+    convert.add_argument(
+        "--from", dest="from_format", choices=SOURCES, help="input format (default: detected)"
+    )
+    convert.set_defaults(run=cmd_convert)
+
+    scan = commands.add_parser(
+        "scan",
+        help="look for credentials in cassettes; exit 1 if any",
+        description="Scan every YAML, JSON and JSONL document under PATH for strings that "
+        "look like API keys, bearer tokens, private keys or credential headers.",
+    )
+    scan.add_argument("paths", nargs="+", metavar="PATH")
+    scan.set_defaults(run=cmd_scan)
+
+    prune = commands.add_parser(
+        "prune",
+        help="drop entries the last run never played",
+        description="Drop the entries the last test run did not use, as recorded in the "
+        "play store the pytest plugin (or llmvcr.playlog.PlayLog) keeps in pytest's cache "
+        "(.pytest_cache/d/llmvcr). Refuses when no run recorded it, when a test using it "
+        "failed, or when the file changed since.",
+    )
+    prune.add_argument("cassette", metavar="CASSETTE")
+    prune.add_argument("--dry-run", action="store_true", help="say what would go, change nothing")
+    prune.set_defaults(run=cmd_prune)
+    return parser
+
+
+def _one_line(err: BaseException) -> str:
+    if isinstance(err, OSError) and not isinstance(err, LLMVCRError) and err.strerror:
+        where = f"{err.filename}: " if err.filename else ""
+        return f"{where}{err.strerror.lower()}"
+    return " ".join(str(err).split())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (``python -m llmvcr`` and the ``llmvcr`` script)."""
+    args = build_parser().parse_args(argv)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            status: int = args.run(args, sys.stdout)
+        for warning in caught:
+            print(f"llmvcr: warning: {' '.join(str(warning.message).split())}", file=sys.stderr)
+        return status
+    except BrokenPipeError:  # `llmvcr show ... | head`: the reader left; say nothing
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
+    except (LLMVCRError, OSError) as err:
+        print(f"llmvcr: error: {_one_line(err)}", file=sys.stderr)  # one line, always
+        return 2
+    except KeyboardInterrupt:
+        return 130

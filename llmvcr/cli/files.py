@@ -1,0 +1,209 @@
+"""``llmvcr convert``, ``scan`` and ``prune``: changing and checking cassette files."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import warnings
+from collections.abc import Iterator, Sequence
+from typing import Any, TextIO
+
+from ..cassette import Cassette
+from ..convert import JSON
+from ..convert.agentskit import to_agentskit
+from ..convert.regista import to_regista_trace
+from ..convert.vcrpy import VcrLoader
+from ..errors import CassetteFormatError, CommandError, LLMVCRError
+from ..playlog import read_record, store_for, update_record
+from ..redact import find_secrets
+from ..storage import atomic_write, document_of, dump_document, file_lock, parse_document
+from .inspect import listed
+from .reading import SUFFIXES, TARGET_SUFFIX, existing, load_any, sniff
+
+
+def write_as(cassette: Cassette, target: str, to: str) -> str:
+    """Write ``cassette`` at ``target`` in format ``to``; returns the path written."""
+    if to == "regista":
+        return to_regista_trace(cassette, target)
+    if to == "agentskit":
+        return to_agentskit(cassette, target)
+    fmt = to.removeprefix("llmvcr-")
+    wanted = (".json",) if fmt == "json" else (".yaml", ".yml")
+    if not target.lower().endswith(wanted):
+        raise CommandError(
+            f"{target}: {to} output needs a {' or '.join(wanted)} path "
+            "(llmvcr reads a cassette by its extension); rename -o"
+        )
+    with file_lock(target):
+        atomic_write(target, dump_document(document_of(cassette), fmt))
+    return target
+
+
+def cmd_convert(args: argparse.Namespace, out: TextIO) -> int:
+    if os.path.isdir(args.src):
+        return _convert_folder(args, out)
+    src = existing(args.src)
+    if os.path.isdir(args.output):
+        raise CommandError(f"{args.output} is a folder; -o names the output file when SRC is a file")
+    cassette = load_any(src, args.from_format)
+    target = write_as(cassette, args.output, args.to)
+    print(f"wrote {target} ({args.to}, {len(cassette)} entries from {src})", file=out)
+    return 0
+
+
+def _convert_folder(args: argparse.Namespace, out: TextIO) -> int:
+    """Every file of SRC (recursively) that is not already in the target format, into OUT with the
+    same relative paths (OUT may be SRC: a migration in place)."""
+    if os.path.isfile(args.output):
+        raise CommandError(f"{args.output} is a file; when SRC is a folder, -o names the output folder")
+    own = {"llmvcr-json": "llmvcr", "llmvcr-yaml": "llmvcr"}.get(args.to, args.to)
+    converted = failed = 0
+    for directory, _, files in sorted(os.walk(args.src)):
+        for name in sorted(files):
+            if not listed(name, (*SUFFIXES, ".jsonl")):
+                continue
+            path = os.path.join(directory, name)
+            fmt = sniff(path)
+            if args.from_format is not None and fmt != args.from_format:
+                print(f"skipped {path}: not a {args.from_format} file", file=sys.stderr)
+                continue
+            if fmt == own and args.from_format is None:
+                print(f"skipped {path}: already {args.to}", file=sys.stderr)
+                continue
+            relative = os.path.relpath(path, args.src)
+            target = os.path.join(args.output, os.path.splitext(relative)[0] + TARGET_SUFFIX[args.to])
+            if args.to == "llmvcr-yaml" and relative.lower().endswith(".yml"):
+                target = os.path.join(args.output, relative)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                try:
+                    cassette = load_any(path, fmt)
+                except LLMVCRError as err:
+                    print(f"llmvcr: error: {' '.join(str(err).split())}", file=sys.stderr)
+                    failed += 1
+                    continue
+            left_out = [str(w.message) for w in caught if "left out" in str(w.message)]
+            if not len(cassette):
+                print(f"skipped {path}: no Anthropic or OpenAI calls in it", file=sys.stderr)
+                continue
+            if left_out and fmt == "vcrpy" and os.path.abspath(target) == os.path.abspath(path):
+                print(
+                    f"kept {path}: it also holds calls llmvcr does not replay, which vcrpy still needs; "
+                    f"convert it to another path (llmvcr convert {path} --to {args.to} -o OTHER)",
+                    file=sys.stderr,
+                )
+                continue
+            for message in left_out:
+                print(f"llmvcr: warning: {message}", file=sys.stderr)
+            write_as(cassette, target, args.to)
+            converted += 1
+            print(f"wrote {target} ({args.to}, {len(cassette)} entries from {path})", file=out)
+    print(f"converted {converted} file(s) from {args.src} into {args.output}", file=out)
+    return 2 if failed else 0
+
+
+def _documents(path: str) -> Iterator[Any]:
+    """Every document a file holds, as plain data; the raw text when it does not parse."""
+    with open(path, "rb") as f:
+        data = f.read()
+    text = data.decode("utf-8", "replace")
+    try:
+        if path.lower().endswith(".jsonl"):
+            yield from (json.loads(line) for line in text.splitlines() if line.strip())
+        elif path.lower().endswith(".json"):
+            yield json.loads(text)
+        else:
+            import yaml
+
+            yield yaml.load(data, Loader=VcrLoader)  # VcrLoader is a SafeLoader
+    except ValueError:
+        yield text
+    except Exception:
+        yield text
+
+
+def _files(paths: Sequence[str]) -> Iterator[str]:
+    for path in paths:
+        if os.path.isdir(path):
+            for directory, _, files in sorted(os.walk(path)):
+                yield from (
+                    os.path.join(directory, n) for n in sorted(files) if listed(n, (*SUFFIXES, ".jsonl"))
+                )
+        elif os.path.exists(path):
+            yield path
+        else:
+            raise CommandError(f"{path}: no such file or folder; check the path")
+
+
+def cmd_scan(args: argparse.Namespace, out: TextIO) -> int:
+    found = 0
+    scanned = 0
+    for path in _files(args.paths):
+        scanned += 1
+        for number, document in enumerate(_documents(path)):
+            where = f"{path}:{number + 1}" if path.lower().endswith(".jsonl") else path
+            for tree_path, kind, excerpt in find_secrets(document):
+                print(f"{where}: {tree_path.lstrip('.') or '(text)'}: {kind} ({excerpt})", file=out)
+                found += 1
+    print(
+        f"{found} possible secret(s) in {scanned} file(s)"
+        if found
+        else f"no secrets found in {scanned} file(s)",
+        file=out if not found else sys.stderr,
+    )
+    return 1 if found else 0
+
+
+def _hashes(document: JSON, path: str) -> list[str]:
+    entries = document.get("entries")
+    if not isinstance(entries, list):
+        raise CassetteFormatError(path, "no 'entries' list: this is not an llmvcr cassette", field="entries")
+    return [str(e.get("request_hash")) if isinstance(e, dict) else "" for e in entries]
+
+
+def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
+    path = existing(args.cassette)
+    record = read_record(path)
+    if record is None:
+        raise CommandError(
+            f"{path}: no run has recorded what it played (the pytest plugin keeps it in "
+            f"{store_for(path)} at the end of a run); run the tests that use it, then prune"
+        )
+    if record.failed_tests:
+        raise CommandError(
+            f"{path}: the last run's {', '.join(record.failed_tests)} failed, so it may have stopped "
+            "before using every entry; make the tests pass, then prune"
+        )
+    with file_lock(path):
+        with open(path, "rb") as f:
+            document = parse_document(f.read(), path)
+        hashes = _hashes(document, path)
+        if len(hashes) != record.entries or any(
+            p >= len(hashes) or hashes[p] != h for p, h in record.unplayed.items()
+        ):
+            raise CommandError(
+                f"{path}: changed since the last run recorded its plays ({record.entries} entries then, "
+                f"{len(hashes)} now); run the tests that use it again, then prune"
+            )
+        drop = set(record.unplayed)
+        if not args.dry_run and drop:
+            document["entries"] = [e for i, e in enumerate(document["entries"]) if i not in drop]
+            atomic_write(path, dump_document(document, "json" if path.lower().endswith(".json") else "yaml"))
+    if not args.dry_run and drop:
+        update_record(
+            path,
+            lambda previous: (
+                None
+                if previous is None
+                else type(previous)(previous.run, previous.finished, previous.entries - len(drop), {}, [])
+            ),
+        )
+    verb = "would drop" if args.dry_run else "dropped"
+    print(
+        f"{path}: kept {len(hashes) - len(drop)} of {len(hashes)} entries, {verb} {len(drop)} "
+        f"(not played by the run of {record.finished})",
+        file=out,
+    )
+    return 0

@@ -1,0 +1,190 @@
+"""``llmvcr ls``, ``show`` and ``diff``: looking at cassettes."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Iterator
+from typing import Any, TextIO
+
+from ..cassette import Cassette, Entry
+from ..convert import JSON, read_call, stream_finished
+from ..diff import shorten_pair, structural_diff
+from ..errors import CommandError, LLMVCRError
+from ..storage import load_cassette
+from .reading import SUFFIXES, existing, load_any, models, size, sniff
+
+
+# -- commands ---------------------------------------------------------------------------------------
+def listed(name: str, suffixes: tuple[str, ...]) -> bool:
+    return name.lower().endswith(suffixes) and not name.startswith((".llmvcr-plays.json", ".llmvcr-tmp-"))
+
+
+def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
+    root = args.dir
+    if os.path.isfile(root):
+        raise CommandError(f"{root} is a file; llmvcr ls lists a folder (llmvcr show {root} prints this one)")
+    if not os.path.isdir(root):
+        raise CommandError(
+            f"{root}: no such folder; name the folder that holds the cassettes (llmvcr ls tests/cassettes)"
+        )
+    rows: list[tuple[str, str, str, str, str]] = []
+    skipped: list[str] = []
+    for directory, _, files in sorted(os.walk(root)):
+        for name in sorted(files):
+            if not listed(name, SUFFIXES):
+                continue
+            path = os.path.join(directory, name)
+            try:
+                cassette = load_cassette(path)
+                providers = ", ".join(sorted({e.provider for e in cassette.entries})) or "-"
+            except LLMVCRError as err:
+                fmt = sniff(path)
+                if fmt != "llmvcr":
+                    kind = "an agentskit cassette" if fmt == "agentskit" else f"a {fmt} cassette"
+                    skipped.append(
+                        f"{path}: {kind} (llmvcr convert {path} --to llmvcr-yaml -o OUT imports it)"
+                    )
+                else:
+                    skipped.append(str(err))  # names the file
+                continue
+            rows.append(
+                (
+                    os.path.relpath(path, root),
+                    str(len(cassette)),
+                    providers,
+                    ", ".join(models(cassette)) or "-",
+                    size(os.path.getsize(path)),
+                )
+            )
+    if not rows:
+        print(f"no llmvcr cassettes under {root}", file=out)
+    else:
+        header = ("cassette", "entries", "providers", "models", "size")
+        widths = [max(len(r[i]) for r in [header, *rows]) for i in range(5)]
+        for row in [header, *rows]:
+            print(
+                "  ".join(
+                    cell.ljust(w) if i != 1 else cell.rjust(w)
+                    for i, (cell, w) in enumerate(zip(row, widths, strict=False))
+                ).rstrip(),
+                file=out,
+            )
+    for line in skipped:
+        print(f"skipped {line}", file=sys.stderr)
+    return 0
+
+
+def _indent(text: str, prefix: str) -> str:
+    lines = text.split("\n") or [""]
+    return prefix + ("\n" + " " * len(prefix)).join(lines)
+
+
+def _block_lines(role: str, block: JSON, arrow: str) -> list[str]:
+    kind = block["type"]
+    if kind == "text":
+        return [_indent(block["text"], f"{arrow}{role}: ")]
+    if kind == "thinking":
+        return [_indent(block["thinking"], f"{arrow}{role} (thinking): ")]
+    if kind == "tool_use":
+        return [
+            f"{arrow}{role} calls {block['name']} "
+            f"{json.dumps(block['input'], ensure_ascii=False)} [{block['id']}]"
+        ]
+    flag = " (error)" if block.get("is_error") else ""
+    return [_indent(block["content"], f"{arrow}tool result [{block['tool_use_id']}]{flag}: ")]
+
+
+def show_lines(cassette: Cassette) -> Iterator[str]:
+    """The cassette as a readable conversation: only what each call adds to the one before it."""
+    seed = f", seed {cassette.seed!r}" if cassette.seed is not None else ""
+    yield f"{cassette.path or '(in memory)'}: {len(cassette)} entries{seed}"
+    history: list[JSON] = []
+    system = None
+    for position, entry in enumerate(cassette.entries):
+        call = read_call(entry, position)
+        body = entry.request.body if isinstance(entry.request.body, dict) else {}
+        streamed = ", streamed" if entry.response.stream is not None else ""
+        truncated = (
+            ", truncated"
+            if entry.response.truncated and not stream_finished(entry.response.stream or [])
+            else ""
+        )
+        yield ""
+        yield (
+            f"[{position}] {entry.provider} {entry.request.method} {entry.request.path}"
+            f" · {body.get('model', '-')} · {entry.response.status}{streamed}{truncated}"
+        )
+        if call is None:
+            summary = json.dumps(body.get("input", body), ensure_ascii=False)
+            yield f"    request: {summary[:200]}" + ("…" if len(summary) > 200 else "")
+            continue
+        messages = call.request["messages"]
+        fresh = messages[len(history) :] if messages[: len(history)] == history and history else messages
+        if call.request["system"] and (call.request["system"] != system or fresh is messages):
+            yield _indent(call.request["system"], "    system: ")
+        system = call.request["system"]
+        for message in fresh:
+            for block in message["content"]:
+                yield from _block_lines(message["role"], block, "    ")
+        if call.response is None:
+            yield f"  → error: {call.error}"
+            history = []
+            continue
+        for block in call.response["message"]["content"]:
+            yield from _block_lines("assistant", block, "  → ")
+        u = call.response["usage"]
+        yield f"    ({call.response['stop_reason']}; {u['input_tokens']} in, {u['output_tokens']} out)"
+        history = [*messages, call.response["message"]]
+
+
+def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
+    for line in show_lines(load_any(existing(args.cassette), args.from_format)):
+        print(line, file=out)
+    return 0
+
+
+def _tree(entry: Entry) -> JSON:
+    res = entry.response
+    response: JSON = {"status": res.status, "headers": dict(res.headers)}
+    if res.stream is not None:  # arrival offsets always differ between two recordings
+        response["stream"] = [{k: v for k, v in event.items() if k != "t"} for event in res.stream]
+    else:
+        response["body"] = res.body
+    response.update({"truncated": res.truncated, "failure": res.failure})
+    return {"provider": entry.provider, "request": entry.request.normalised(), "response": response}
+
+
+def _show_value(value: Any) -> str:
+    return "(absent)" if value == "<missing>" else repr(value)
+
+
+def cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
+    a = load_any(existing(args.a), args.from_format)
+    b = load_any(existing(args.b), args.from_format)
+    print(f"A: {a.path} ({len(a)} entries)\nB: {b.path} ({len(b)} entries)", file=out)
+    differ = False
+    for i in range(max(len(a), len(b))):
+        if i >= len(a) or i >= len(b):
+            side, entry = ("B", b.entry(i)) if i >= len(a) else ("A", a.entry(i))
+            print(
+                f"[{i}] only in {side}: {entry.provider} {entry.request.method} {entry.request.path}",
+                file=out,
+            )
+            differ = True
+            continue
+        rows = structural_diff(_tree(a.entry(i)), _tree(b.entry(i)), prefix=f"[{i}]")
+        if not rows:
+            print(f"[{i}] same", file=out)
+            continue
+        differ = True
+        print(f"[{i}] differs at {len(rows)} path(s):", file=out)
+        for path, left, right in rows[: args.limit]:
+            if isinstance(left, str) and isinstance(right, str) and "<missing>" not in (left, right):
+                left, right = shorten_pair(left, right)
+            print(f"    {path}: A {_show_value(left)} != B {_show_value(right)}", file=out)
+        if len(rows) > args.limit:
+            print(f"    … and {len(rows) - args.limit} more", file=out)
+    return 1 if differ else 0

@@ -1,0 +1,126 @@
+"""Reading any format the command knows: llmvcr, vcrpy/pytest-recording, regista and agentskit files."""
+
+from __future__ import annotations
+
+import os
+import re
+
+from ..cassette import Cassette
+from ..convert.agentskit import from_agentskit
+from ..convert.regista import from_regista_trace
+from ..convert.vcrpy import from_vcrpy, read_document
+from ..errors import CassetteFormatError, CommandError
+from ..options import resolve_path
+from ..storage import load_cassette
+
+SOURCES = ("llmvcr", "vcrpy", "regista", "agentskit")
+TARGETS = ("regista", "agentskit", "llmvcr-json", "llmvcr-yaml")
+SUFFIXES = (".yaml", ".yml", ".json")
+TARGET_SUFFIX = {"regista": ".jsonl", "agentskit": ".json", "llmvcr-json": ".json", "llmvcr-yaml": ".yaml"}
+_KNOWN = (
+    "llmvcr reads llmvcr cassettes, vcrpy/pytest-recording cassettes, regista traces (.jsonl) "
+    "and agentskit cassettes"
+)
+
+
+def existing(argument: str) -> str:
+    """A file named on the command line: the path as given when it exists, else a cassette name."""
+    if os.path.isfile(argument):
+        return argument
+    resolved = resolve_path(argument)
+    if resolved != argument and os.path.isfile(resolved):
+        return resolved
+    if os.path.isdir(argument):
+        raise CommandError(
+            f"{argument} is a folder; name a cassette file in it (llmvcr ls {argument} lists them)"
+        )
+    also = f" (nor {resolved})" if resolved != argument else ""
+    raise CommandError(f"{argument}: no such file{also}; check the path (llmvcr ls DIR lists cassettes)")
+
+
+# -- reading any supported format -----------------------------------------------------------------
+_TOP_KEY = re.compile(r"^([A-Za-z_]\w*)\s*:", re.MULTILINE)
+
+
+def sniff(path: str) -> str:
+    """The format of a file: ``regista`` (.jsonl), ``vcrpy`` (interactions), ``agentskit`` (chunks),
+    else ``llmvcr``."""
+    if path.lower().endswith(".jsonl"):
+        return "regista"
+    if not path.lower().endswith(".json"):
+        # YAML: the top-level keys at the start of the file settle it without parsing it all
+        try:
+            with open(path, "rb") as f:
+                head = f.read(65536).decode("utf-8", "replace")
+        except OSError:
+            return "llmvcr"
+        keys = set(_TOP_KEY.findall(head))
+        if "interactions" in keys:
+            return "vcrpy"
+        if keys & {"version", "entries", "recorded_with", "seed"}:
+            return "llmvcr"
+
+    try:
+        document = read_document(path)
+    except CassetteFormatError:
+        return "llmvcr"  # unreadable: let the llmvcr loader say precisely why
+    if isinstance(document, dict) and "interactions" in document:
+        return "vcrpy"
+    entries = document.get("entries") if isinstance(document, dict) else None
+    if isinstance(entries, list) and entries and isinstance(entries[0], dict) and "chunks" in entries[0]:
+        return "agentskit"
+    return "llmvcr"
+
+
+def load_any(path: str, fmt: str | None = None) -> Cassette:
+    """A cassette from a file of any supported format (sniffed when ``fmt`` is None).
+
+    A file that does not read as its format raises ``CassetteFormatError`` saying what to try.
+    """
+    given = fmt
+    fmt = fmt or sniff(path)
+    try:
+        cassette = _load(path, fmt)
+    except CassetteFormatError as err:
+        text = str(err)
+        if given is not None and given != sniff(path):
+            text = (
+                text.removesuffix("; is this a regista trace?")
+                + f"; is it really a {given} file? leave out --from to detect the format"
+            )
+        elif fmt == "llmvcr" and ("not an llmvcr cassette" in text or "top level must be" in text):
+            text += f"; {_KNOWN}, and this is none of them"
+        raise _reworded(err, text) from None
+    if fmt != "llmvcr":
+        cassette.path = path
+    return cassette
+
+
+def _reworded(err: CassetteFormatError, text: str) -> CassetteFormatError:
+    new = CassetteFormatError(err.path, "")
+    new.args = (text,)
+    new.entry, new.field = err.entry, err.field
+    return new
+
+
+def _load(path: str, fmt: str) -> Cassette:
+    if fmt == "vcrpy":
+        return from_vcrpy(path)
+    if fmt == "regista":
+        return from_regista_trace(path)
+    if fmt == "agentskit":
+        return from_agentskit(path)
+    return load_cassette(path)
+
+
+def size(n: int) -> str:
+    for unit in ("B", "KB", "MB"):
+        if n < 1024 or unit == "MB":
+            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return f"{n} B"
+
+
+def models(cassette: Cassette) -> list[str]:
+    models = (e.request.body.get("model") for e in cassette.entries if isinstance(e.request.body, dict))
+    return sorted({str(m) for m in models if m})

@@ -1,0 +1,162 @@
+"""The layout DESIGN.md draws: no import cycle, no module over 400 lines, no function-level import
+to dodge one, no private name used across modules."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "llmvcr"
+MAX_LINES = 400
+
+
+def _module_name(path: Path, package: Path) -> str:
+    parts = list(path.relative_to(package.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _modules(package: Path = PACKAGE) -> dict[str, tuple[Path, ast.Module]]:
+    return {
+        _module_name(p, package): (p, ast.parse(p.read_text(), str(p)))
+        for p in sorted(package.rglob("*.py"))
+        if "cassettes" not in p.parts
+    }
+
+
+def _resolve(module: str, path: Path, node: ast.ImportFrom) -> str:
+    if node.level == 0:
+        return node.module or ""
+    package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    base = package[: len(package) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def _type_checking(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+
+
+def _imports(module: str, path: Path, tree: ast.Module, known: set[str]) -> list[tuple[str, int, str]]:
+    """(imported llmvcr module, line, imported name or '') for each module-level import."""
+    found: list[tuple[str, int, str]] = []
+
+    def visit(body: list[ast.stmt]) -> None:
+        for node in body:
+            if _type_checking(node):
+                continue
+            if isinstance(node, ast.Import):
+                found.extend((a.name, node.lineno, "") for a in node.names if a.name.startswith("llmvcr"))
+            elif isinstance(node, ast.ImportFrom):
+                target = _resolve(module, path, node)
+                if not target.startswith("llmvcr"):
+                    continue
+                for alias in node.names:
+                    sub = f"{target}.{alias.name}"
+                    found.append(
+                        (sub, node.lineno, "") if sub in known else (target, node.lineno, alias.name)
+                    )
+            elif isinstance(node, (ast.If, ast.Try)):
+                visit(node.body)
+                visit(getattr(node, "orelse", []))
+                for handler in getattr(node, "handlers", []):
+                    visit(handler.body)
+
+    visit(tree.body)
+    return found
+
+
+def find_cycles(package: Path = PACKAGE) -> list[list[str]]:
+    modules = _modules(package)
+    known = set(modules)
+    graph = {
+        m: {t for t, _, _ in _imports(m, p, tree, known) if t in known and t != m}
+        for m, (p, tree) in modules.items()
+    }
+    # importing a package runs its __init__: a submodule's import of its package is not an edge back
+    state: dict[str, int] = {}
+    cycles: list[list[str]] = []
+
+    def walk(node: str, stack: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(graph[node]):
+            if nxt == "llmvcr" or (node.startswith(nxt + ".")):
+                continue
+            if state.get(nxt) == 1:
+                cycles.append([*stack[stack.index(nxt) :], nxt])
+            elif nxt not in state:
+                walk(nxt, [*stack, nxt])
+        state[node] = 2
+
+    for m in sorted(graph):
+        if m not in state:
+            walk(m, [m])
+    return cycles
+
+
+def test_no_import_cycle() -> None:
+    cycles = find_cycles()
+    assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
+
+
+def test_no_module_over_400_lines() -> None:
+    long = {m: len(p.read_text().splitlines()) for m, (p, _) in _modules().items()}
+    over = {m: n for m, n in long.items() if n > MAX_LINES}
+    assert not over, f"modules over {MAX_LINES} lines: {over}"
+
+
+def test_no_function_level_import_of_llmvcr() -> None:
+    bad = []
+    for module, (path, tree) in _modules().items():
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.name == "__getattr__":
+                continue
+            for node in ast.walk(fn):
+                if isinstance(node, ast.ImportFrom) and _resolve(module, path, node).startswith("llmvcr"):
+                    bad.append(f"{path.name}:{node.lineno} in {fn.name}()")
+                if isinstance(node, ast.Import) and any(a.name.startswith("llmvcr") for a in node.names):
+                    bad.append(f"{path.name}:{node.lineno} in {fn.name}()")
+    assert not bad, "function-level imports of llmvcr modules: " + ", ".join(bad)
+
+
+def find_private_uses(package: Path = PACKAGE) -> list[str]:
+    modules = _modules(package)
+    known = set(modules)
+    bad = []
+    for module, (path, tree) in modules.items():
+        for target, line, name in _imports(module, path, tree, known):
+            if name.startswith("_") and not name.startswith("__"):
+                bad.append(f"{module}:{line} imports {name} from {target}")
+        aliases = {
+            a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names
+        }
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in aliases
+                and f"{_resolve(module, path, ast.ImportFrom(module=None, names=[], level=1))}.{node.value.id}"
+                in known
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+            ):
+                bad.append(f"{module}:{node.lineno} uses {node.value.id}.{node.attr}")
+    return bad
+
+
+def test_no_private_name_used_across_modules() -> None:
+    bad = find_private_uses()
+    assert not bad, "private names used across modules:\n" + "\n".join(bad)
+
+
+def test_the_checks_catch_what_they_look_for(tmp_path: Path) -> None:
+    package = tmp_path / "llmvcr"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("from .b import thing\n_hidden = 1\n")
+    (package / "b.py").write_text("from . import a\nfrom .a import _hidden\nthing = a._hidden\n")
+    assert find_cycles(package) == [["llmvcr.a", "llmvcr.b", "llmvcr.a"]]
+    assert find_private_uses(package) == [
+        "llmvcr.b:2 imports _hidden from llmvcr.a",
+        "llmvcr.b:3 uses a._hidden",
+    ]
