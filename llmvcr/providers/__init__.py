@@ -8,13 +8,13 @@ A provider puts its interception in place and takes it away again, and for each 
 
 from __future__ import annotations
 
-import importlib
 import sys
 
 import wrapt
 
 from ..session import Decision
 from . import base
+from ._patch import resolve_attr
 from ._send import install_http, uninstall_http
 from .anthropic import provider as anthropic_provider
 from .base import Provider, decide, registered, watching
@@ -55,9 +55,10 @@ def _from_path(path: str) -> Provider:
         package, _, client = rest.partition(":")
         client_name = client or package.split(".")[0].capitalize()
         return StainlessProvider(package.split(".")[0], package=package, client_names=(client_name,))
-    module_name, _, attr = path.partition(":")
+    spec = path if ":" in path else path + ":provider"
     try:
-        value: Provider = getattr(importlib.import_module(module_name), attr or "provider")
+        owner, attr = resolve_attr(spec)
+        value: Provider = getattr(owner, attr)
     except (ImportError, AttributeError) as err:
         raise ValueError(
             f"register_provider({path!r}): {err}; use 'stainless:<package>' or 'pkg.mod:attr'"

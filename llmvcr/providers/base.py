@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
+import importlib.metadata
 import threading
 from collections.abc import Iterator
 from typing import Any, Protocol, runtime_checkable
@@ -55,6 +57,15 @@ class Provider(Protocol):
 
     def uninstall(self) -> None:
         """Remove exactly the interception ``install`` added."""
+
+
+@functools.cache
+def package_version(distribution: str) -> str | None:
+    """The installed version of a distribution (``"anthropic"``), for ``sdk_version()``; None if absent."""
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
 
 
 _providers: dict[str, Provider] = {}

@@ -7,8 +7,6 @@ Pydantic models and dataclasses are stored as JSON with their class, and rebuilt
 from __future__ import annotations
 
 import dataclasses
-import importlib
-import importlib.metadata
 import inspect
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
@@ -18,7 +16,7 @@ from ..errors import RecordedCallError
 from ..session import Decision
 from . import register_provider
 from ._patch import Patch, resolve_attr
-from .base import decide, outer_call, watching
+from .base import decide, outer_call, package_version, watching
 
 Serialize = Callable[[Any], Any]
 Deserialize = Callable[[Any], Any]
@@ -99,10 +97,7 @@ class FunctionProvider:
         self._patch: Patch | None = None
 
     def sdk_version(self) -> str | None:
-        try:
-            return importlib.metadata.version(self.target.split(".")[0].split(":")[0])
-        except importlib.metadata.PackageNotFoundError:
-            return None
+        return package_version(self.target.split(".")[0].split(":")[0])
 
     def install(self) -> None:
         if self._patch is None:

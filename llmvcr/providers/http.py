@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import importlib
-import importlib.metadata
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from ..cassette import Request
 from ..redact import CREDENTIAL_HEADERS, REQUEST_HEADERS
 from ._funnel import funnel_wrappers
 from ._patch import Patch, resolve_attr
+from .base import package_version
 
 
 def parse_body(data: bytes, content_type: str) -> Any:
@@ -102,15 +102,9 @@ class HttpProvider:
     # (path ending, header it must carry or "" for none)
     wire: tuple[tuple[str, str], ...] = ()
     _patches: list[Patch] = field(default_factory=list, repr=False)
-    _version: str | None = field(default=None, repr=False)
 
     def sdk_version(self) -> str | None:
-        if self._version is None:
-            try:
-                self._version = importlib.metadata.version(self.package)
-            except importlib.metadata.PackageNotFoundError:
-                return None
-        return self._version
+        return package_version(self.package.split(".")[0])
 
     def owns(self, request: Any) -> bool:
         """Whether a request sent outside the SDK's funnel is this SDK's: its wire format, or its host."""

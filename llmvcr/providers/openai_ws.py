@@ -17,8 +17,6 @@ would wait for ever), or ``TimeoutError`` when given a timeout.
 from __future__ import annotations
 
 import asyncio
-import importlib
-import importlib.metadata
 import sys
 import threading
 import time
@@ -34,7 +32,7 @@ from ..cassette import Request, Response
 from ..errors import ReplayExhausted
 from ..session import Decision
 from ._patch import Patch
-from .base import decide
+from .base import decide, package_version
 from .openai import provider as openai_http
 
 _MODULES = ("openai.resources.responses.responses", "openai.resources.beta.responses.responses")
@@ -278,10 +276,7 @@ class OpenAIWebSocketProvider:
         self._lock = threading.RLock()
 
     def sdk_version(self) -> str | None:
-        try:
-            return importlib.metadata.version("openai")
-        except importlib.metadata.PackageNotFoundError:
-            return None
+        return package_version("openai")
 
     def install(self) -> None:
         """Wrap the connection managers of the responses modules openai has loaded so far.
