@@ -15,9 +15,11 @@ import wrapt
 
 from ..session import Decision
 from . import base
+from ._aiohttp import install_aiohttp, uninstall_aiohttp
 from ._send import install_http, uninstall_http
 from .anthropic import provider as anthropic_provider
 from .base import Provider, decide, registered, watching
+from .google import provider as google_provider
 from .http import HttpProvider, StainlessProvider, request_from_wire
 from .openai import provider as openai_provider
 from .openai_ws import provider as openai_ws_provider
@@ -83,6 +85,7 @@ def install() -> None:
     with base.lock:
         _installed += 1
         install_http()
+        install_aiohttp()
         for provider in registered():
             _install_one(provider)
 
@@ -114,13 +117,14 @@ def uninstall() -> None:
             for provider in registered():
                 provider.uninstall()
             uninstall_http()
+            uninstall_aiohttp()
 
 
 def installed() -> bool:
     return _installed > 0
 
 
-for _builtin in (anthropic_provider, openai_provider, openai_ws_provider):
+for _builtin in (anthropic_provider, openai_provider, openai_ws_provider, google_provider):
     base.put(_builtin)
 
 __all__ = [

@@ -1,0 +1,91 @@
+"""google-genai: generate_content, its stream, a chat, embeddings and a tool loop, sync and async."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from conftest import SENTINEL, Roundtrip
+from google import genai
+from google.genai import errors, types
+from llm_server import LLMServer
+
+import llmvcr
+
+MODEL = "gemini-2.5-flash"
+WEATHER = types.Tool(
+    function_declarations=[
+        types.FunctionDeclaration(
+            name="get_weather",
+            description="Weather in a city",
+            parameters=types.Schema(type="OBJECT", properties={"city": types.Schema(type="STRING")}),
+        )
+    ]
+)
+
+
+@pytest.fixture
+def client(server: LLMServer) -> genai.Client:
+    return genai.Client(api_key=SENTINEL, http_options=types.HttpOptions(base_url=server.url))
+
+
+def tool_loop(client: genai.Client) -> list[Any]:
+    config = types.GenerateContentConfig(tools=[WEATHER])
+    question = types.Content(role="user", parts=[types.Part(text="What is the weather in Paris?")])
+    first = client.models.generate_content(model=MODEL, contents=[question], config=config)
+    call = first.function_calls[0]
+    result = types.Part.from_function_response(name=call.name, response={"temp": "21C"})
+    contents = [question, first.candidates[0].content, types.Content(role="user", parts=[result])]
+    second = client.models.generate_content(model=MODEL, contents=contents, config=config)
+    return [call.args, second.text]
+
+
+def test_sync(client: genai.Client, roundtrip: Roundtrip) -> None:
+    def scenario() -> list[Any]:
+        chat = client.models.generate_content(model=MODEL, contents="Hello Gemini")
+        stream = [c.text for c in client.models.generate_content_stream(model=MODEL, contents="Tell me more")]
+        session = client.chats.create(model=MODEL)
+        turns = [session.send_message("first").text, session.send_message("second").text]
+        vectors = client.models.embed_content(model="text-embedding-004", contents=["a", "b"])
+        return [chat.text, stream, turns, [e.values for e in vectors.embeddings or []], tool_loop(client)]
+
+    out = roundtrip("genai-sync", scenario)
+    assert out[0] == "Echo: Hello Gemini"
+    assert "".join(out[1]) == "Echo: Tell me more" and len(out[1]) > 1
+    assert out[4] == [{"city": "Paris"}, 'The tool said: {"temp": "21C"}']
+
+
+async def test_async(client: genai.Client, roundtrip: Roundtrip) -> None:
+    async def scenario() -> list[Any]:
+        chat = await client.aio.models.generate_content(model=MODEL, contents="Hello async")
+        stream = [
+            c.text
+            async for c in await client.aio.models.generate_content_stream(model=MODEL, contents="More")
+        ]
+        session = client.aio.chats.create(model=MODEL)
+        turn = (await session.send_message("first")).text
+        vectors = await client.aio.models.embed_content(model="text-embedding-004", contents="a")
+        return [chat.text, stream, turn, [e.values for e in vectors.embeddings or []]]
+
+    out = await roundtrip.run_async("genai-async", scenario)
+    assert out[0] == "Echo: Hello async" and "".join(out[1]) == "Echo: More"
+
+
+def test_errors_replay_as_genai_errors(client: genai.Client, roundtrip: Roundtrip) -> None:
+    def scenario() -> Any:
+        with pytest.raises(errors.ClientError) as info:
+            client.models.generate_content(model=MODEL, contents="__status_400__")
+        return (type(info.value).__name__, info.value.code, info.value.status)
+
+    assert roundtrip("genai-error", scenario) == ("ClientError", 400, "INVALID_ARGUMENT")
+
+
+def test_query_key_never_written(server: LLMServer, cassette_dir: Any) -> None:
+    client = genai.Client(
+        api_key="unused",
+        http_options=types.HttpOptions(base_url=server.url, headers={"x-goog-api-key": SENTINEL}),
+    )
+    with llmvcr.recording("genai-header"):
+        client.models.generate_content(model=MODEL, contents="hi")
+    text = "".join(p.read_text() for p in cassette_dir.rglob("*.yaml"))
+    assert "google" in text and SENTINEL not in text and "unused" not in text
