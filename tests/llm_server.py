@@ -871,7 +871,9 @@ def _gemini(h: _Handler, path: str, raw: bytes) -> None:
     contents = [c for c in body.get("contents") or [] if isinstance(c, dict)]
     parts = contents[-1].get("parts") or [] if contents else []
     text = "".join(p.get("text", "") for p in parts if isinstance(p, dict))
-    results = [p["functionResponse"] for p in parts if isinstance(p, dict) and "functionResponse" in p]
+    # the SDK writes camelCase, litellm snake_case; the API takes both
+    results = [p.get("functionResponse") or p.get("function_response") for p in parts if isinstance(p, dict)]
+    results = [r for r in results if r]
     status = next((s for s in (400, 429, 500, 529) if f"__status_{s}__" in text), None)
     if status is not None or method not in ("generateContent", "streamGenerateContent"):
         code = status or 404
@@ -881,7 +883,11 @@ def _gemini(h: _Handler, path: str, raw: bytes) -> None:
             "status": _GEMINI_STATUS.get(code, "NOT_FOUND"),
         }
         return h.send_json(code, {"error": error}, hdrs)
-    declarations = [d for t in body.get("tools") or [] for d in (t.get("functionDeclarations") or [])]
+    declarations = [
+        d
+        for t in body.get("tools") or []
+        for d in (t.get("functionDeclarations") or t.get("function_declarations") or [])
+    ]
     answer: list[JSON]
     if results:
         answer = [{"text": f"The tool said: {json.dumps(results[-1].get('response'), sort_keys=True)}"}]
