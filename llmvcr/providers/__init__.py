@@ -16,6 +16,7 @@ import wrapt
 from ..session import Decision
 from . import base
 from ._aiohttp import install_aiohttp, uninstall_aiohttp
+from ._lm15 import install_lm15, uninstall_lm15
 from ._send import install_http, uninstall_http
 from .anthropic import provider as anthropic_provider
 from .base import Provider, decide, registered, watching
@@ -86,6 +87,7 @@ def install() -> None:
         _installed += 1
         install_http()
         install_aiohttp()
+        install_lm15()
         for provider in registered():
             _install_one(provider)
 
@@ -118,6 +120,7 @@ def uninstall() -> None:
                 provider.uninstall()
             uninstall_http()
             uninstall_aiohttp()
+            uninstall_lm15()
 
 
 def installed() -> bool:
