@@ -39,8 +39,9 @@ def tool_loop(model: Any) -> str:
     messages: list[Any] = [HumanMessage("What is the weather in Paris?")]
     reply = bound.invoke(messages)
     messages.append(reply)
-    for call in reply.tool_calls:
-        messages.append(ToolMessage(get_weather.invoke(call["args"]), tool_call_id=call["id"]))
+    messages.extend(
+        ToolMessage(get_weather.invoke(c["args"]), tool_call_id=c["id"]) for c in reply.tool_calls
+    )
     return text_of(bound.invoke(messages))
 
 
