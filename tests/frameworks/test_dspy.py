@@ -10,8 +10,8 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no fetch of the model list at first call
 
 import dspy
-from conftest import SENTINEL, Roundtrip
 from llm_server import LLMServer
+from roundtrip import SENTINEL, Roundtrip
 
 
 def get_weather(city: str) -> str:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import SENTINEL, Roundtrip
 from google import genai
 from google.genai import errors, types
 from llm_server import LLMServer
+from roundtrip import SENTINEL, Roundtrip
 
 import llmvcr
 

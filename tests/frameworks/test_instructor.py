@@ -7,9 +7,9 @@ from typing import Any
 import anthropic
 import instructor
 import openai
-from conftest import SENTINEL, Roundtrip
 from llm_server import LLMServer
 from pydantic import BaseModel
+from roundtrip import SENTINEL, Roundtrip
 
 
 class Reply(BaseModel):

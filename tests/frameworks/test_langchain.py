@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import SENTINEL, Roundtrip
 from langchain_anthropic import ChatAnthropic
 from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI, OpenAIEmbeddings
 from llm_server import LLMServer
+from roundtrip import SENTINEL, Roundtrip
 
 
 @tool

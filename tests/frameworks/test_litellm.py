@@ -12,8 +12,8 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no fetch of the price list at import
 
 import litellm
-from conftest import SENTINEL, Roundtrip
 from llm_server import LLMServer
+from roundtrip import SENTINEL, Roundtrip
 
 TOOLS = [
     {

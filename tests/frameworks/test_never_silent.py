@@ -8,9 +8,9 @@ from typing import Any
 
 import aiohttp
 import pytest
-from conftest import SENTINEL, sockets_refused
 from dspy._vendor.lm15.transports import StdlibTransport, TransportRequest
 from llm_server import LLMServer
+from roundtrip import SENTINEL, sockets_refused
 
 import llmvcr
 from llmvcr.errors import UnrecordedCallWarning
@@ -37,22 +37,26 @@ async def test_aiohttp_unclaimed_request_refused_in_replay_and_counted_when_reco
     seed_cassette("aiohttp-unclaimed", server)
     before = server.request_count
     async with aiohttp.ClientSession() as session:
-        with llmvcr.recording("aiohttp-unclaimed", record_mode="none"):
-            with pytest.raises(llmvcr.LLMVCRError, match=r"GET http://127.0.0.1:\d+/other"):
-                await session.get(server.url + "/other")
+        with (
+            llmvcr.recording("aiohttp-unclaimed", record_mode="none"),
+            pytest.raises(llmvcr.LLMVCRError, match=r"GET http://127.0.0.1:\d+/other"),
+        ):
+            await session.get(server.url + "/other")
         assert server.request_count == before
-        with pytest.warns(UnrecordedCallWarning, match=r"2 to 127.0.0.1"):
-            with llmvcr.recording("aiohttp-warn"):
-                for path in ("/a", "/b"):
-                    async with session.get(server.url + path) as response:
-                        await response.read()
+        with pytest.warns(UnrecordedCallWarning, match=r"2 to 127.0.0.1"), llmvcr.recording("aiohttp-warn"):
+            for path in ("/a", "/b"):
+                async with session.get(server.url + path) as response:
+                    await response.read()
 
 
 async def test_aiohttp_home_made_client_in_openai_wire_format_is_recorded(server: LLMServer) -> None:
     async def call() -> Any:
-        async with aiohttp.ClientSession(headers={"authorization": f"Bearer {SENTINEL}"}) as session:
-            async with session.post(server.url + "/v1/chat/completions", json=CHAT) as response:
-                return response.status, await response.json()
+        headers = {"authorization": f"Bearer {SENTINEL}"}
+        async with (
+            aiohttp.ClientSession(headers=headers) as session,
+            session.post(server.url + "/v1/chat/completions", json=CHAT) as response,
+        ):
+            return response.status, await response.json()
 
     with llmvcr.recording("aiohttp-wire") as cassette:
         live = await call()
@@ -65,9 +69,11 @@ async def test_aiohttp_home_made_client_in_openai_wire_format_is_recorded(server
 def test_lm15_unclaimed_request_refused_in_replay_and_counted_when_recording(server: LLMServer) -> None:
     seed_cassette("lm15-unclaimed", server)
     before = server.request_count
-    with llmvcr.recording("lm15-unclaimed", record_mode="none"):
-        with pytest.raises(llmvcr.LLMVCRError, match=r"GET http://127.0.0.1:\d+/other"):
-            StdlibTransport().stream(TransportRequest("GET", server.url + "/other"))
+    with (
+        llmvcr.recording("lm15-unclaimed", record_mode="none"),
+        pytest.raises(llmvcr.LLMVCRError, match=r"GET http://127.0.0.1:\d+/other"),
+    ):
+        StdlibTransport().stream(TransportRequest("GET", server.url + "/other"))
     assert server.request_count == before
     with pytest.warns(UnrecordedCallWarning, match=r"1 to 127.0.0.1"), llmvcr.recording("lm15-warn"):
         StdlibTransport().stream(TransportRequest("GET", server.url + "/a")).read()

@@ -13,9 +13,9 @@ from agents import (
     function_tool,
     set_tracing_disabled,
 )
-from conftest import SENTINEL, Roundtrip
 from llm_server import LLMServer
 from openai import AsyncOpenAI
+from roundtrip import SENTINEL, Roundtrip
 
 set_tracing_disabled(True)  # the tracing exporter would post to api.openai.com
 

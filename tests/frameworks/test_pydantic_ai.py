@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import SENTINEL, Roundtrip
 from llm_server import LLMServer
 from pydantic_ai import Agent
 from pydantic_ai.models.anthropic import AnthropicModel
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.anthropic import AnthropicProvider
 from pydantic_ai.providers.openai import OpenAIProvider
+from roundtrip import SENTINEL, Roundtrip
 
 
 def anthropic_model(server: LLMServer) -> Any:
