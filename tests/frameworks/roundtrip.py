@@ -52,11 +52,17 @@ class Roundtrip:
 
     def __init__(self, server: LLMServer, directory: Path) -> None:
         self.server, self.directory = server, directory
+        self.entries = 0  # entries the last record run wrote
+        self.requests = 0  # requests the last record run sent
 
     def _check(
         self, name: str, live: Any, replayed: Any, count: int, attempts: list[Any], entries: int
     ) -> Any:
         assert entries > 0, f"{name}: nothing was recorded"
+        self.entries = entries
+        assert entries == self.requests, (
+            f"{name}: {self.requests} requests went out, {entries} entries recorded"
+        )
         assert attempts == [], f"{name}: replay tried the network: {attempts}"
         assert self.server.request_count == count, f"{name}: replay reached the server"
         assert replayed == live
@@ -69,6 +75,7 @@ class Roundtrip:
             live = scenario()
         assert self.server.request_count > before, f"{name}: the record run never reached the server"
         count = self.server.request_count
+        self.requests = count - before
         with sockets_refused() as attempts, llmvcr.recording(name, record_mode="none"):
             replayed = scenario()
         return self._check(name, live, replayed, count, attempts, len(cassette.entries))
@@ -79,6 +86,7 @@ class Roundtrip:
             live = await scenario()
         assert self.server.request_count > before, f"{name}: the record run never reached the server"
         count = self.server.request_count
+        self.requests = count - before
         with sockets_refused() as attempts, llmvcr.recording(name, record_mode="none"):
             replayed = await scenario()
         assert inspect.iscoroutinefunction(scenario)

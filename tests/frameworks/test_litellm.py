@@ -87,4 +87,6 @@ async def test_async(which: str, server: LLMServer, roundtrip: Roundtrip) -> Non
         return [chat.choices[0].message.content, pieces]
 
     out = await roundtrip.run_async(f"litellm-async-{which}", scenario)
+    # one entry per request: the httpx seam owns a call its aiohttp transport then sends
+    assert roundtrip.entries == roundtrip.requests == 2
     assert out[0] == "Echo: Hello async" and "".join(out[1]) == "Echo: Stream async"
