@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx2
 import pytest
 from google import genai
 from google.genai import errors, types
@@ -80,7 +81,7 @@ def test_errors_replay_as_genai_errors(client: genai.Client, roundtrip: Roundtri
     assert roundtrip("genai-error", scenario) == ("ClientError", 400, "INVALID_ARGUMENT")
 
 
-def test_query_key_never_written(server: LLMServer, cassette_dir: Any) -> None:
+def test_header_key_never_written(server: LLMServer, cassette_dir: Any) -> None:
     client = genai.Client(
         api_key="unused",
         http_options=types.HttpOptions(base_url=server.url, headers={"x-goog-api-key": SENTINEL}),
@@ -89,3 +90,17 @@ def test_query_key_never_written(server: LLMServer, cassette_dir: Any) -> None:
         client.models.generate_content(model=MODEL, contents="hi")
     text = "".join(p.read_text() for p in cassette_dir.rglob("*.yaml"))
     assert "google" in text and SENTINEL not in text and "unused" not in text
+
+
+def test_query_key_never_written_and_replays(server: LLMServer, roundtrip: Roundtrip) -> None:
+    """A home-made client in Gemini's wire format with the key in ``?key=`` (litellm's way)."""
+    body = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
+
+    def scenario() -> Any:
+        url = f"{server.url}/v1beta/models/{MODEL}:generateContent?key={SENTINEL}"
+        return httpx2.post(url, json=body).json()
+
+    assert roundtrip("gemini-query-key", scenario)["candidates"][0]["content"]["parts"] == [
+        {"text": "Echo: hi"}
+    ]
+    assert server.last_request.query == f"key={SENTINEL}"  # it was sent, and (roundtrip) never written
