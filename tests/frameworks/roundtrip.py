@@ -22,6 +22,10 @@ import llmvcr
 SENTINEL = "sk-SENTINEL-framework-key-0123456789abcdef"
 
 
+# (scenario, requests recorded, providers): printed at the end of the run
+RESULTS: list[tuple[str, int, list[str]]] = []
+
+
 class Refused(AssertionError):
     pass
 
@@ -54,6 +58,7 @@ class Roundtrip:
         self.server, self.directory = server, directory
         self.entries = 0  # entries the last record run wrote
         self.requests = 0  # requests the last record run sent
+        self.providers: list[str] = []  # providers the last record run recorded as
 
     def _check(
         self, name: str, live: Any, replayed: Any, count: int, attempts: list[Any], entries: int
@@ -67,6 +72,7 @@ class Roundtrip:
         assert self.server.request_count == count, f"{name}: replay reached the server"
         assert replayed == live
         _files_clean(self.directory)
+        RESULTS.append((name, entries, self.providers))
         return replayed
 
     def __call__(self, name: str, scenario: Callable[[], Any]) -> Any:
@@ -76,6 +82,7 @@ class Roundtrip:
         assert self.server.request_count > before, f"{name}: the record run never reached the server"
         count = self.server.request_count
         self.requests = count - before
+        self.providers = sorted({e.provider for e in cassette.entries})
         with sockets_refused() as attempts, llmvcr.recording(name, record_mode="none"):
             replayed = scenario()
         return self._check(name, live, replayed, count, attempts, len(cassette.entries))
@@ -87,6 +94,7 @@ class Roundtrip:
         assert self.server.request_count > before, f"{name}: the record run never reached the server"
         count = self.server.request_count
         self.requests = count - before
+        self.providers = sorted({e.provider for e in cassette.entries})
         with sockets_refused() as attempts, llmvcr.recording(name, record_mode="none"):
             replayed = await scenario()
         assert inspect.iscoroutinefunction(scenario)
