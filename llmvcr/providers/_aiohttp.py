@@ -120,10 +120,7 @@ def _served(aiohttp: Any, multidict: Any, session: Any, method: str, url: Any, r
             content.feed_data(chunk)
     else:
         content.feed_data(body_bytes(recorded.body, headers.get("content-type", "application/json")))
-    if recorded.failure:
-        content.set_exception(aiohttp.ClientPayloadError(recorded.failure))
-    else:
-        content.feed_eof()
+    content.feed_eof()
     response.status = recorded.status
     try:
         response.reason = HTTPStatus(recorded.status).phrase
@@ -131,34 +128,38 @@ def _served(aiohttp: Any, multidict: Any, session: Any, method: str, url: Any, r
         response.reason = ""
     response._headers = multidict.CIMultiDictProxy(headers)
     response._raw_headers = tuple((k.encode(), v.encode()) for k, v in headers.items())
-    response.content = content
+    response.content = (
+        _Cut(content, aiohttp.ClientPayloadError(recorded.failure)) if recorded.failure else content
+    )
     return response
 
 
-class _Tee:
-    """The live response's body stream, feeding what the caller reads into the record."""
+class _Reader:
+    """A response's body stream seen through ``_seen``: every read of aiohttp's ``StreamReader`` API."""
 
-    def __init__(self, inner: Any, capture: Capture) -> None:
-        self._inner, self._capture = inner, capture
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
-    async def _read(self, read: Awaitable[Any], chunked: bool = False) -> Any:
+    def _seen(self, data: bytes, whole: bool) -> None:
+        """``data`` was read (``whole``: by ``read()``, to the end); may raise."""
+
+    def _failed(self, error: Exception) -> None:
+        """The read raised ``error`` (it is raised on)."""
+
+    async def _read(self, read: Awaitable[Any], chunked: bool = False, whole: bool = False) -> Any:
         try:
             got = await read
         except Exception as err:
-            self._capture.failed(err)
+            self._failed(err)
             raise
-        data = got[0] if chunked else got
-        if data:
-            self._capture.feed(data)
-        if self._inner.at_eof():
-            self._capture.finish()
+        self._seen(got[0] if chunked else got, whole)
         return got
 
     async def read(self, n: int = -1) -> bytes:
-        return await self._read(self._inner.read(n))  # type: ignore[no-any-return]
+        return await self._read(self._inner.read(n), whole=n < 0)  # type: ignore[no-any-return]
 
     async def readany(self) -> bytes:
         return await self._read(self._inner.readany())  # type: ignore[no-any-return]
@@ -184,6 +185,35 @@ class _Tee:
 
     def __aiter__(self) -> AsyncIterator[bytes]:
         return self._iterate(self.readline)
+
+
+class _Tee(_Reader):
+    """The live response's body stream, feeding what the caller reads into the record."""
+
+    def __init__(self, inner: Any, capture: Capture) -> None:
+        super().__init__(inner)
+        self._capture = capture
+
+    def _seen(self, data: bytes, whole: bool) -> None:
+        if data:
+            self._capture.feed(data)
+        if self._inner.at_eof():
+            self._capture.finish()
+
+    def _failed(self, error: Exception) -> None:
+        self._capture.failed(error)
+
+
+class _Cut(_Reader):
+    """A served body that was cut when recorded: what arrived, then the error, as aiohttp raises it."""
+
+    def __init__(self, inner: Any, error: Exception) -> None:
+        super().__init__(inner)
+        self._error = error
+
+    def _seen(self, data: bytes, whole: bool) -> None:
+        if whole or (not data and self._inner.at_eof()):
+            raise self._error
 
 
 def _wrapper(aiohttp: Any) -> Callable[..., Awaitable[Any]]:

@@ -104,3 +104,19 @@ def test_query_key_never_written_and_replays(server: LLMServer, roundtrip: Round
         {"text": "Echo: hi"}
     ]
     assert server.last_request.query == f"key={SENTINEL}"  # it was sent, and (roundtrip) never written
+
+
+async def test_async_stream_cut_mid_way_replays_the_same_failure(
+    client: genai.Client, roundtrip: Roundtrip
+) -> None:
+    async def scenario() -> Any:
+        texts: list[str] = []
+        with pytest.raises(Exception) as info:  # whatever aiohttp raises for a cut body, both times
+            async for chunk in await client.aio.models.generate_content_stream(
+                model=MODEL, contents="one two three four five six __stream_drop__"
+            ):
+                texts.append(chunk.text or "")  # noqa: PERF401 (the chunks before the cut are kept)
+        return texts, type(info.value).__name__
+
+    texts, error = await roundtrip.run_async("genai-stream-drop", scenario)
+    assert len(texts) == 4 and error == "ClientPayloadError"
