@@ -120,3 +120,23 @@ async def test_async_stream_cut_mid_way_replays_the_same_failure(
 
     texts, error = await roundtrip.run_async("genai-stream-drop", scenario)
     assert len(texts) == 4 and error == "ClientPayloadError"
+
+
+@pytest.mark.parametrize("kind", ["status", "timeout"])
+async def test_injected_faults_raise_what_the_sdk_raises(kind: str, server: LLMServer) -> None:
+    retry = types.HttpRetryOptions(attempts=1)
+    client = genai.Client(
+        api_key=SENTINEL, http_options=types.HttpOptions(base_url=server.url, retry_options=retry)
+    )
+    raised = []
+    with llmvcr.recording("genai-faults"):
+        with llmvcr.inject_error(429, kind=kind, call=1), pytest.raises(Exception) as sync_info:
+            client.models.generate_content(model=MODEL, contents="hi")
+        raised.append(sync_info.value)
+        with llmvcr.inject_error(429, kind=kind, call=1), pytest.raises(Exception) as async_info:
+            await client.aio.models.generate_content(model=MODEL, contents="hi")
+        raised.append(async_info.value)
+    if kind == "status":
+        assert all(isinstance(e, errors.ClientError) and e.code == 429 for e in raised)
+    else:  # the HTTP library's own timeout, as the SDK lets it through live
+        assert [type(e).__name__ for e in raised] == ["ReadTimeout", "ServerTimeoutError"]
