@@ -920,7 +920,8 @@ def _gemini(h: _Handler, path: str, raw: bytes) -> None:
     frames = [
         f"data: {json.dumps(reply(c, i == len(chunks) - 1))}\r\n\r\n".encode() for i, c in enumerate(chunks)
     ]
-    h.send_sse(frames, hdrs, delay=0.0, fail=None, drop="__stream_drop__" in text)
+    delay = 0.05 if "__slow_stream__" in text else 0.0
+    h.send_sse(frames, hdrs, delay=delay, fail=None, drop="__stream_drop__" in text)
 
 
 def start_server() -> LLMServer:

@@ -80,12 +80,22 @@ def _wire(multidict: Any, yarl: Any, session: Any, args: Any, kwargs: Any) -> tu
     return method.upper(), url, headers, body
 
 
+def _lowered(headers: Any) -> dict[str, str]:
+    """Response headers as recorded: lower-case names, a repeated one joined."""
+    out: dict[str, str] = {}
+    for name, value in headers.items():
+        lower = name.lower()
+        out[lower] = f"{out[lower]}, {value}" if lower in out else value
+    return out
+
+
 class _Sent:
     output_size = 0  # the request already went out: what ClientResponse reads of its writer
 
 
 class _NoFlowControl:
-    _reading_paused = False  # a served body is all in memory: nothing to pause
+    _reading_paused = False  # a served body is in memory: nothing to pause
+    connected = True
 
     def pause_reading(self, *args: Any, **kwargs: Any) -> None:
         pass
@@ -94,7 +104,23 @@ class _NoFlowControl:
         pass
 
 
-def _served(aiohttp: Any, multidict: Any, session: Any, method: str, url: Any, recorded: Response) -> Any:
+_pacers: set[asyncio.Task[None]] = set()
+
+
+async def _pace(content: Any, events: list[tuple[Any, bytes]], speed: float) -> None:
+    """Feed a served stream at its recorded pace (``replay_speed``), as it arrived when recorded."""
+    last = 0.0
+    for t, chunk in events:
+        if isinstance(t, (int, float)):
+            await asyncio.sleep(max(0.0, (t - last) / 1000 / speed))
+            last = t
+        content.feed_data(chunk)
+    content.feed_eof()
+
+
+def _served(
+    aiohttp: Any, multidict: Any, session: Any, method: str, url: Any, recorded: Response, speed: float | None
+) -> Any:
     """aiohttp's own ``ClientResponse`` for ``recorded``, its body already in its stream."""
     loop = asyncio.get_running_loop()
     headers = multidict.CIMultiDict(
@@ -116,11 +142,18 @@ def _served(aiohttp: Any, multidict: Any, session: Any, method: str, url: Any, r
     content = aiohttp.StreamReader(_NoFlowControl(), 2**16, loop=loop)
     if recorded.stream is not None:
         headers.setdefault("content-type", "text/event-stream")
-        for _, chunk in encode_events(recorded.stream):
-            content.feed_data(chunk)
+        events = encode_events(recorded.stream)
+        if speed:
+            pacer = loop.create_task(_pace(content, events, speed))
+            _pacers.add(pacer)  # held until done: the loop keeps only a weak reference
+            pacer.add_done_callback(_pacers.discard)
+        else:
+            for _, chunk in events:
+                content.feed_data(chunk)
+            content.feed_eof()
     else:
         content.feed_data(body_bytes(recorded.body, headers.get("content-type", "application/json")))
-    content.feed_eof()
+        content.feed_eof()
     response.status = recorded.status
     try:
         response.reason = HTTPStatus(recorded.status).phrase
@@ -245,13 +278,15 @@ def _wrapper(aiohttp: Any) -> Callable[..., Awaitable[Any]]:
                 raise aiohttp.ServerTimeoutError(decision.fault.message)
             raise aiohttp.ClientConnectionError(decision.fault.message)
         if decision.entry is not None:
-            return _served(aiohttp, multidict, instance, method, url, decision.entry.response)
+            return _served(
+                aiohttp, multidict, instance, method, url, decision.entry.response, decision.replay_speed
+            )
         if not decision.recording:
             return await wrapped(*args, **kwargs)
         start = time.perf_counter()
         response = await wrapped(*args, **kwargs)
         sse = "text/event-stream" in response.headers.get("content-type", "")
-        capture = Capture(decision.record, response.status, dict(response.headers), sse)
+        capture = Capture(decision.record, response.status, _lowered(response.headers), sse)
         capture.restart_clock(start)
         response.content = _Tee(response.content, capture)
         decision.on_close(lambda: capture.finish(truncated=True))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import httpx2
@@ -9,7 +10,7 @@ import pytest
 from google import genai
 from google.genai import errors, types
 from llm_server import LLMServer
-from roundtrip import SENTINEL, Roundtrip
+from roundtrip import SENTINEL, Roundtrip, sockets_refused
 
 import llmvcr
 
@@ -140,3 +141,23 @@ async def test_injected_faults_raise_what_the_sdk_raises(kind: str, server: LLMS
         assert all(isinstance(e, errors.ClientError) and e.code == 429 for e in raised)
     else:  # the HTTP library's own timeout, as the SDK lets it through live
         assert [type(e).__name__ for e in raised] == ["ReadTimeout", "ServerTimeoutError"]
+
+
+async def test_async_stream_replays_at_its_recorded_pace_with_replay_speed(client: genai.Client) -> None:
+    async def stream() -> tuple[list[str], float]:
+        start = time.perf_counter()
+        contents = "one two three four __slow_stream__"
+        texts = [
+            c.text or ""
+            async for c in await client.aio.models.generate_content_stream(model=MODEL, contents=contents)
+        ]
+        return texts, time.perf_counter() - start
+
+    with llmvcr.recording("genai-paced"):
+        live, live_time = await stream()
+    with sockets_refused(), llmvcr.recording("genai-paced", record_mode="none", replay_speed=1.0):
+        paced, paced_time = await stream()
+    with sockets_refused(), llmvcr.recording("genai-paced", record_mode="none"):
+        fast, fast_time = await stream()
+    assert live == paced == fast and len(live) == 6
+    assert live_time >= 0.2 and paced_time >= 0.2 and fast_time < 0.15
