@@ -10,6 +10,7 @@ A request no provider claims is refused or counted like any other (``base.unclai
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import importlib
 import sys
@@ -75,11 +76,18 @@ def _decide(request: Any) -> Any:
     return decide(provider, wire, None, host=view.url.host)
 
 
-def _chunks(recorded: Response) -> list[bytes]:
-    if recorded.stream is not None:
-        return [chunk for _, chunk in encode_events(recorded.stream)]
-    content_type = recorded.headers.get("content-type", "application/json")
-    return [body_bytes(recorded.body, content_type)]
+def _chunks(recorded: Response, speed: float | None) -> list[tuple[float, bytes]]:
+    """``(seconds to wait first, bytes)``: a stream's events at ``replay_speed``, else at once."""
+    if recorded.stream is None:
+        content_type = recorded.headers.get("content-type", "application/json")
+        return [(0.0, body_bytes(recorded.body, content_type))]
+    out, last = [], 0.0
+    for t, chunk in encode_events(recorded.stream):
+        wait = 0.0
+        if speed and isinstance(t, (int, float)):
+            wait, last = max(0.0, (t - last) / 1000 / speed), t
+        out.append((wait, chunk))
+    return out
 
 
 def _headers(recorded: Response) -> list[tuple[str, str]]:
@@ -99,8 +107,11 @@ def _capture(decision: Any, response: Any, start: float) -> Capture:
 
 
 def _wrappers(module: Any) -> tuple[Any, Any]:
-    def served_chunks(recorded: Response) -> Iterator[bytes]:
-        yield from _chunks(recorded)
+    def served_chunks(recorded: Response, speed: float | None) -> Iterator[bytes]:
+        for wait, chunk in _chunks(recorded, speed):
+            if wait:
+                time.sleep(wait)
+            yield chunk
         if recorded.failure:
             raise module.ReadError(recorded.failure)
 
@@ -120,7 +131,7 @@ def _wrappers(module: Any) -> tuple[Any, Any]:
                 reason="",
                 headers=_headers(recorded),
                 http_version="HTTP/1.1",
-                chunks=served_chunks(recorded),
+                chunks=served_chunks(recorded, decision.replay_speed),
                 release=lambda consumed: None,
             )
         if not decision.recording:
@@ -172,7 +183,9 @@ async def _async_answer(module: Any, decision: Any, live_cm: Any) -> AsyncIterat
         recorded = decision.entry.response
 
         async def served() -> AsyncIterator[bytes]:
-            for chunk in _chunks(recorded):
+            for wait, chunk in _chunks(recorded, decision.replay_speed):
+                if wait:
+                    await asyncio.sleep(wait)
                 yield chunk
             if recorded.failure:
                 raise module.ReadError(recorded.failure)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import time
 from typing import Any
 
 import pytest
@@ -10,8 +12,11 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no fetch of the model list at first call
 
 import dspy
+from dspy._vendor.lm15.transports import StdlibTransport, TransportRequest
 from llm_server import LLMServer
-from roundtrip import SENTINEL, Roundtrip
+from roundtrip import SENTINEL, Roundtrip, sockets_refused
+
+import llmvcr
 
 
 def get_weather(city: str) -> str:
@@ -64,3 +69,26 @@ async def test_stream(engine: str, server: LLMServer, roundtrip: Roundtrip) -> N
 
     out = await roundtrip.run_async(f"dspy-stream-{engine}", scenario)
     assert out[0] and out[1] == "x"
+
+
+def test_lm15_stream_replays_at_its_recorded_pace_with_replay_speed(server: LLMServer) -> None:
+    body = b'{"model":"m","stream":true,"messages":[{"role":"user","content":"a b c d __slow_stream__"}]}'
+
+    def stream() -> tuple[list[Any], float]:
+        start = time.perf_counter()
+        request = TransportRequest(
+            "POST", server.url + "/v1/chat/completions", [("content-type", "application/json")], body
+        )
+        with StdlibTransport().stream(request) as response:
+            lines = [line[6:].strip() for line in response.iter_lines() if line.startswith(b"data: ")]
+        chunks = [json.loads(line) if line != b"[DONE]" else "[DONE]" for line in lines]
+        return chunks, time.perf_counter() - start
+
+    with llmvcr.recording("lm15-paced"):
+        live, live_time = stream()
+    with sockets_refused(), llmvcr.recording("lm15-paced", record_mode="none", replay_speed=1.0):
+        paced, paced_time = stream()
+    with sockets_refused(), llmvcr.recording("lm15-paced", record_mode="none"):
+        fast, fast_time = stream()
+    assert live == paced == fast and len(live) > 5 and live[-1] == "[DONE]"
+    assert live_time >= 0.2 and paced_time >= 0.2 and fast_time < 0.15
