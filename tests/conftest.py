@@ -14,6 +14,17 @@ import llmvcr
 
 pytest_plugins = ["pytester"]
 
+FRAMEWORKS = Path(__file__).parent / "frameworks"
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """The frameworks suite needs its own install (tox -e frameworks): it runs when named by path."""
+    if collection_path != FRAMEWORKS:
+        return None
+    asked = [Path(str(a).split("::")[0]).resolve() for a in config.args]
+    return not any(a == FRAMEWORKS or FRAMEWORKS in a.parents for a in asked)
+
+
 ANTHROPIC_SENTINEL = "sk-ant-api03-SENTINEL-anthropic-key-0123456789"
 OPENAI_SENTINEL = "sk-proj-SENTINEL-openai-key-0123456789abcdef"
 

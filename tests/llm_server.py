@@ -607,7 +607,7 @@ def _sse(event: str | None, data: Any) -> bytes:
 
 
 class LLMServer:
-    """Loopback fake of api.anthropic.com / api.openai.com / Azure OpenAI (see module docstring)."""
+    """Loopback fake of api.anthropic.com / api.openai.com / Azure OpenAI / the Gemini API (see module docstring)."""
 
     def __init__(self) -> None:
         self.requests: list[RecordedRequest] = []
@@ -662,6 +662,8 @@ class LLMServer:
 
     # ---- dispatch
     def _dispatch(self, h: _Handler, path: str, headers: dict[str, str], raw: bytes) -> None:
+        if _GEMINI_PATH.fullmatch(path):
+            return _gemini(h, path, raw)
         route = _route(path)
         anthropic = route.startswith("messages") if route else "anthropic-version" in headers
         try:
@@ -838,6 +840,88 @@ _ROUTES: dict[str, Callable[[JSON], _Prompt]] = {
         " ".join(i if isinstance(i, str) else json.dumps(i) for i in _embedding_items(b))
     ),
 }
+
+
+# --------------------------------------------------------------------------- Gemini (google-genai)
+
+_GEMINI_PATH = re.compile(r"/v1(?:beta|alpha)?/models/([^/:]+):(\w+)")
+_GEMINI_STATUS = {400: "INVALID_ARGUMENT", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 529: "UNAVAILABLE"}
+
+
+def _gemini_vector(item: Any) -> list[float]:
+    digest = hashlib.sha256(json.dumps(item, sort_keys=True).encode()).digest()
+    return [(b - 128) / 128 for b in digest[:8]]
+
+
+def _gemini(h: _Handler, path: str, raw: bytes) -> None:
+    """``models/{model}:generateContent`` / ``:streamGenerateContent`` (SSE) / ``:embedContent`` /
+    ``:batchEmbedContents``: text echo, a ``functionCall`` for "weather" with tools, errors by marker."""
+    match = _GEMINI_PATH.fullmatch(path)
+    assert match is not None
+    model, method = match.groups()
+    body = json.loads(raw) if raw else {}
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"))
+    seed = hashlib.sha256(f"gemini|{model}|{canonical}".encode()).hexdigest()
+    hdrs = {"x-request-id": "req_" + seed[:20]}
+    if method == "embedContent":
+        return h.send_json(200, {"embedding": {"values": _gemini_vector(body.get("content"))}}, hdrs)
+    if method == "batchEmbedContents":
+        embeddings = [{"values": _gemini_vector(r.get("content"))} for r in body.get("requests") or []]
+        return h.send_json(200, {"embeddings": embeddings}, hdrs)
+    contents = [c for c in body.get("contents") or [] if isinstance(c, dict)]
+    parts = contents[-1].get("parts") or [] if contents else []
+    text = "".join(p.get("text", "") for p in parts if isinstance(p, dict))
+    # the SDK writes camelCase, litellm snake_case; the API takes both
+    results = [p.get("functionResponse") or p.get("function_response") for p in parts if isinstance(p, dict)]
+    results = [r for r in results if r]
+    status = next((s for s in (400, 429, 500, 529) if f"__status_{s}__" in text), None)
+    if status is not None or method not in ("generateContent", "streamGenerateContent"):
+        code = status or 404
+        error = {
+            "code": code,
+            "message": f"Gemini error {code}",
+            "status": _GEMINI_STATUS.get(code, "NOT_FOUND"),
+        }
+        return h.send_json(code, {"error": error}, hdrs)
+    declarations = [
+        d
+        for t in body.get("tools") or []
+        for d in (t.get("functionDeclarations") or t.get("function_declarations") or [])
+    ]
+    answer: list[JSON]
+    if results:
+        answer = [{"text": f"The tool said: {json.dumps(results[-1].get('response'), sort_keys=True)}"}]
+    elif declarations and re.search(r"\bweather\b", text, re.IGNORECASE):
+        answer = [{"functionCall": {"name": declarations[0]["name"], "args": {"city": "Paris"}}}]
+    else:
+        answer = [{"text": f"Echo: {text}"}]
+    prompt_tokens = max(1, len(canonical) // 4)
+    pieces = _pieces(answer[0]["text"]) if "text" in answer[0] else []
+    usage = {
+        "promptTokenCount": prompt_tokens,
+        "candidatesTokenCount": max(1, len(pieces)),
+        "totalTokenCount": prompt_tokens + max(1, len(pieces)),
+    }
+
+    def reply(parts: list[JSON], last: bool) -> JSON:
+        candidate: JSON = {"content": {"role": "model", "parts": parts}, "index": 0}
+        if last:
+            candidate["finishReason"] = "STOP"
+        return {
+            "candidates": [candidate],
+            "usageMetadata": usage,
+            "modelVersion": model,
+            "responseId": seed[:22],
+        }
+
+    if method == "generateContent":
+        return h.send_json(200, reply(answer, True), hdrs)
+    chunks = [[{"text": p}] for p in pieces] if pieces else [answer]
+    frames = [
+        f"data: {json.dumps(reply(c, i == len(chunks) - 1))}\r\n\r\n".encode() for i, c in enumerate(chunks)
+    ]
+    delay = 0.05 if "__slow_stream__" in text else 0.0
+    h.send_sse(frames, hdrs, delay=delay, fail=None, drop="__stream_drop__" in text)
 
 
 def start_server() -> LLMServer:

@@ -14,10 +14,13 @@ import wrapt
 
 from ..session import Decision
 from . import base
+from ._aiohttp import install_aiohttp, uninstall_aiohttp
+from ._lm15 import install_lm15, uninstall_lm15
 from ._patch import resolve_attr
 from ._send import install_http, uninstall_http
 from .anthropic import provider as anthropic_provider
 from .base import Provider, decide, registered, watching
+from .google import provider as google_provider
 from .http import HttpProvider, StainlessProvider, request_from_wire
 from .openai import provider as openai_provider
 from .openai_ws import provider as openai_ws_provider
@@ -84,6 +87,8 @@ def install() -> None:
     with base.lock:
         _installed += 1
         install_http()
+        install_aiohttp()
+        install_lm15()
         for provider in registered():
             _install_one(provider)
 
@@ -115,13 +120,15 @@ def uninstall() -> None:
             for provider in registered():
                 provider.uninstall()
             uninstall_http()
+            uninstall_aiohttp()
+            uninstall_lm15()
 
 
 def installed() -> bool:
     return _installed > 0
 
 
-for _builtin in (anthropic_provider, openai_provider, openai_ws_provider):
+for _builtin in (anthropic_provider, openai_provider, openai_ws_provider, google_provider):
     base.put(_builtin)
 
 __all__ = [

@@ -24,7 +24,7 @@ from ..session import Decision
 from ._funnel import carry, current_caller
 from ._patch import Patch
 from ._streams import Capture, serve, tee
-from .base import decide, lookup, registered, unclaimed, watching
+from .base import decide, lookup, outer_call, registered, unclaimed, watching
 from .http import HttpProvider, request_from_wire
 
 _patches: list[Patch] = []
@@ -146,7 +146,9 @@ def _wrappers(module: Any) -> tuple[Callable[..., Any], Callable[..., Awaitable[
             return response
         request.headers["accept-encoding"] = "identity"
         start = time.perf_counter()
-        return _capture(module, decision, wrapped(*args, **kwargs), stream, start, False)
+        with outer_call():  # a transport below (litellm's aiohttp one) is part of this call
+            response = wrapped(*args, **kwargs)
+        return _capture(module, decision, response, stream, start, False)
 
     async def async_send(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         __tracebackhide__ = True  # pytest shows the user's frame and the message
@@ -162,7 +164,9 @@ def _wrappers(module: Any) -> tuple[Callable[..., Any], Callable[..., Awaitable[
             return response
         request.headers["accept-encoding"] = "identity"
         start = time.perf_counter()
-        return _capture(module, decision, await wrapped(*args, **kwargs), stream, start, True)
+        with outer_call():
+            response = await wrapped(*args, **kwargs)
+        return _capture(module, decision, response, stream, start, True)
 
     return sync_send, async_send
 
