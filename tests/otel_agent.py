@@ -1,0 +1,95 @@
+"""The small tool-calling agent the OpenTelemetry fixtures were exported from, and replayed against.
+
+Plain SDK code, the way a production service would write it: ask, run the tool the model asks
+for, send its result back, return the final answer. Nothing here knows about llmvcr or tracing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+TASK = "What is the weather in Paris?"
+SYSTEM = "You are a weather bot."
+TOOL_RESULT = "18C, sunny"
+ANTHROPIC_MODEL = "claude-sonnet-4-5"
+OPENAI_MODEL = "gpt-4o-mini"
+MAX_TOKENS = 256
+TOOL = {
+    "name": "get_weather",
+    "description": "Weather for a city",
+    "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+}
+OPENAI_TOOL = {
+    "type": "function",
+    "function": {"name": "get_weather", "description": "Weather for a city", "parameters": TOOL["input_schema"]},
+}
+
+
+def get_weather(city: str) -> str:
+    return TOOL_RESULT
+
+
+def anthropic_agent(client: Any, *, streamed: bool = False) -> str:
+    """A tool call, then a final answer, through ``messages.create`` (or ``messages.stream``)."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": TASK}]
+    while True:
+        kwargs: dict[str, Any] = {
+            "model": ANTHROPIC_MODEL,
+            "max_tokens": MAX_TOKENS,
+            "system": SYSTEM,
+            "messages": messages,
+            "tools": [TOOL],
+        }
+        if streamed:
+            with client.messages.stream(**kwargs) as stream:
+                reply = stream.get_final_message()
+        else:
+            reply = client.messages.create(**kwargs)
+        content: list[dict[str, Any]] = []
+        for block in reply.content:
+            if block.type == "text":
+                content.append({"type": "text", "text": block.text})
+            elif block.type == "tool_use":
+                content.append({"type": "tool_use", "id": block.id, "name": block.name, "input": block.input})
+        messages.append({"role": "assistant", "content": content})
+        if reply.stop_reason != "tool_use":
+            return "".join(b.text for b in reply.content if b.type == "text")
+        messages.append(
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": b.id, "content": get_weather(**b.input)}
+                    for b in reply.content
+                    if b.type == "tool_use"
+                ],
+            }
+        )
+
+
+def openai_agent(client: Any) -> str:
+    """A tool call, then a final answer, through ``chat.completions.create``."""
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": TASK},
+    ]
+    while True:
+        completion = client.chat.completions.create(
+            model=OPENAI_MODEL, max_tokens=MAX_TOKENS, messages=messages, tools=[OPENAI_TOOL]
+        )
+        choice = completion.choices[0]
+        message = choice.message
+        turn: dict[str, Any] = {"role": "assistant", "content": message.content}
+        if message.tool_calls:
+            turn["tool_calls"] = [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.function.name, "arguments": call.function.arguments},
+                }
+                for call in message.tool_calls
+            ]
+        messages.append(turn)
+        if choice.finish_reason != "tool_calls":
+            return str(message.content)
+        for call in message.tool_calls or []:
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": get_weather("Paris")})
