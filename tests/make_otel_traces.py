@@ -108,14 +108,18 @@ def run(name: str) -> None:
         server.stop()
     tracer_provider.force_flush()
     logger_provider.force_flush()
-    documents = [_hex_ids(MessageToDict(encode_spans(spans.get_finished_spans()), use_integers_for_enums=True))]
+    documents = [
+        _hex_ids(MessageToDict(encode_spans(spans.get_finished_spans()), use_integers_for_enums=True))
+    ]
     if logs.get_finished_logs():
         documents.append(
             _hex_ids(MessageToDict(encode_logs(logs.get_finished_logs()), use_integers_for_enums=True))
         )
     text = "".join(json.dumps(d, sort_keys=True) + "\n" for d in documents)
     (OUT / f"{name}.jsonl").write_text(text)
-    print(f"{name}: {answer!r}, {len(spans.get_finished_spans())} spans, {len(logs.get_finished_logs())} logs")
+    print(
+        f"{name}: {answer!r}, {len(spans.get_finished_spans())} spans, {len(logs.get_finished_logs())} logs"
+    )
 
 
 def main() -> None:

@@ -21,7 +21,11 @@ TOOL = {
 }
 OPENAI_TOOL = {
     "type": "function",
-    "function": {"name": "get_weather", "description": "Weather for a city", "parameters": TOOL["input_schema"]},
+    "function": {
+        "name": "get_weather",
+        "description": "Weather for a city",
+        "parameters": TOOL["input_schema"],
+    },
 }
 
 
