@@ -59,7 +59,9 @@ def _hex_ids(node: Any) -> Any:
 
 
 def run(name: str) -> None:
+    import otel_agent
     from google.protobuf.json_format import MessageToDict
+    from llm_server import start_server
     from opentelemetry import trace
     from opentelemetry._logs import set_logger_provider
     from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
@@ -70,9 +72,6 @@ def run(name: str) -> None:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-
-    import otel_agent
-    from llm_server import start_server
 
     agent, _ = SCENARIOS[name]
     resource = Resource.create({"service.name": "weather-agent"})

@@ -6,6 +6,7 @@ for, send its result back, return the final answer. Nothing here knows about llm
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 TASK = "What is the weather in Paris?"
@@ -95,5 +96,11 @@ def openai_agent(client: Any) -> str:
         messages.append(turn)
         if choice.finish_reason != "tool_calls":
             return str(message.content)
-        for call in message.tool_calls or []:
-            messages.append({"role": "tool", "tool_call_id": call.id, "content": get_weather("Paris")})
+        messages.extend(
+            {
+                "role": "tool",
+                "tool_call_id": call.id,
+                "content": get_weather(**json.loads(call.function.arguments)),
+            }
+            for call in message.tool_calls or []
+        )

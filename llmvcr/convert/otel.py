@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import os
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any
 
@@ -43,8 +43,9 @@ from . import (
     tool_use_block,
     usage,
 )
+from .otlp import attributes, read_export, source_name
 
-__all__ = ["CONTENT_SWITCHES", "from_otel", "read_spans"]
+__all__ = ["CONTENT_SWITCHES", "from_otel"]
 
 CONTENT_SWITCHES = (
     "opentelemetry-instrumentation-openai-v2: OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=span_only "
@@ -88,77 +89,6 @@ _OPENAI_PARAMS = {
 }
 
 
-# -- OTLP JSON -----------------------------------------------------------------------------------
-def any_value(value: Any) -> Any:
-    """An OTLP ``AnyValue`` (``{"stringValue": ...}``, ``{"arrayValue": {"values": [...]}}``...) as plain data."""
-    if not isinstance(value, Mapping):
-        return value
-    if "stringValue" in value:
-        return value["stringValue"]
-    if "intValue" in value:
-        return int(value["intValue"])
-    if "doubleValue" in value:
-        return float(value["doubleValue"])
-    if "boolValue" in value:
-        return bool(value["boolValue"])
-    if "arrayValue" in value:
-        return [any_value(v) for v in (value["arrayValue"] or {}).get("values") or []]
-    if "kvlistValue" in value:
-        return attributes((value["kvlistValue"] or {}).get("values") or [])
-    if "bytesValue" in value:
-        return value["bytesValue"]
-    return None
-
-
-def attributes(pairs: Iterable[Any]) -> JSON:
-    return {str(p.get("key")): any_value(p.get("value")) for p in pairs if isinstance(p, Mapping)}
-
-
-def _documents(source: Any, where: str) -> list[JSON]:
-    if isinstance(source, Mapping):
-        return [dict(source)]
-    if isinstance(source, list):
-        return [d for d in source if isinstance(d, dict)]
-    with open(source, encoding="utf-8") as f:
-        text = f.read()
-    try:
-        whole = json.loads(text)
-    except ValueError:
-        whole = None
-    if isinstance(whole, (dict, list)):
-        return _documents(whole, where)
-    documents = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if line.strip():
-            try:
-                documents.append(json.loads(line))
-            except ValueError as exc:
-                raise CassetteFormatError(where, f"line {number} is not JSON: {exc}") from None
-    return documents
-
-
-def read_spans(source: Any) -> tuple[list[JSON], list[JSON]]:
-    """Every span and every log record of an OTLP JSON export: ``({...span, attributes: dict, scope}, [...])``."""
-    where = "<document>" if isinstance(source, (Mapping, list)) else os.fspath(source)
-    spans: list[JSON] = []
-    logs: list[JSON] = []
-    for document in _documents(source, where):
-        for resource in document.get("resourceSpans") or []:
-            for scope in resource.get("scopeSpans") or resource.get("instrumentationLibrarySpans") or []:
-                name = (scope.get("scope") or scope.get("instrumentationLibrary") or {}).get("name", "")
-                for span in scope.get("spans") or []:
-                    spans.append(
-                        {**span, "attributes": attributes(span.get("attributes") or []), "scope": name}
-                    )
-        for resource in document.get("resourceLogs") or []:
-            for scope in resource.get("scopeLogs") or []:
-                for record in scope.get("logRecords") or []:
-                    logs.append({**record, "attributes": attributes(record.get("attributes") or [])})
-    if not spans and not logs:
-        raise CassetteFormatError(where, "no resourceSpans or resourceLogs: not an OTLP JSON export")
-    return spans, logs
-
-
 # -- one model call --------------------------------------------------------------------------------
 def _json_attr(value: Any) -> Any:
     if isinstance(value, str):
@@ -172,13 +102,13 @@ def _json_attr(value: Any) -> Any:
 def _calls(spans: list[JSON], logs: list[JSON]) -> list[JSON]:
     """The chat spans, one per model call, each with the content its logs and events carried merged in."""
     carried: dict[str, JSON] = {}
-    for record in logs + [dict(e, spanId=s.get("spanId")) for s in spans for e in s.get("events") or []]:
-        attrs = (
-            record["attributes"]
-            if isinstance(record.get("attributes"), dict)
-            else attributes(record.get("attributes") or [])
-        )
-        found = {k: attrs[k] for k in _CONTENT_KEYS if k in attrs}
+    events = [
+        {"spanId": s.get("spanId"), "attributes": attributes(e.get("attributes") or [])}
+        for s in spans
+        for e in s.get("events") or []
+    ]
+    for record in logs + events:
+        found = {k: record["attributes"][k] for k in _CONTENT_KEYS if k in record["attributes"]}
         if found and record.get("spanId"):
             carried.setdefault(str(record["spanId"]), {}).update(found)
     groups: dict[tuple[str, str], list[JSON]] = {}
@@ -373,7 +303,7 @@ def _neutral_response(provider: str, attrs: JSON, notes: list[str]) -> JSON:
 
 
 def _paced(events: list[JSON], span: JSON, attrs: JSON) -> list[JSON]:
-    """Stream events spread over the span: the first at time-to-first-chunk (when known), the last at its end."""
+    """Events spread over the span: the first at time-to-first-chunk (when known), the last at its end."""
     duration = (int(span.get("endTimeUnixNano") or 0) - int(span.get("startTimeUnixNano") or 0)) / 1e6
     first = attrs.get("gen_ai.response.time_to_first_chunk")
     start = float(first) * 1000 if isinstance(first, (int, float)) else 0.0
@@ -435,8 +365,8 @@ def from_otel(
     a ``ConversionWarning`` says so. Replay with ``mode="sequential"`` unless every request was
     rebuilt exactly (see the warnings): a trace does not hold every byte the SDK sent.
     """
-    where = "<document>" if isinstance(source, (Mapping, list)) else os.fspath(source)
-    spans, logs = read_spans(source)
+    where = source_name(source)
+    spans, logs = read_export(source)
     calls = _calls(spans, logs)
     if trace_id is not None:
         calls = [c for c in calls if c.get("traceId") == trace_id]
@@ -461,7 +391,7 @@ def from_otel(
         )
     cassette = Cassette(recorded_with={"llmvcr": LLMVCR_VERSION})
     described = []
-    for position, call in enumerate(calls):
+    for call in calls:
         attrs = call["attributes"]
         provider = str(attrs.get("gen_ai.provider.name") or attrs.get("gen_ai.system"))
         provider = "openai" if "openai" in provider else provider
