@@ -43,7 +43,7 @@ from . import (
     tool_use_block,
     usage,
 )
-from .otlp import attributes, read_export, source_name
+from .otlp import genai_calls, read_export, source_name
 
 __all__ = ["CONTENT_SWITCHES", "from_otel"]
 
@@ -52,13 +52,6 @@ CONTENT_SWITCHES = (
     "(or event_only / span_and_event; versions before 2.4 take =true)",
     "opentelemetry-instrumentation-anthropic: TRACELOOP_TRACE_CONTENT=true (its default; "
     "content is off when it is false)",
-)
-_CHAT_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
-_CONTENT_KEYS = (
-    "gen_ai.input.messages",
-    "gen_ai.output.messages",
-    "gen_ai.system_instructions",
-    "gen_ai.tool.definitions",
 )
 _FINISH = {  # semantic-convention finish reasons -> the neutral stop reason
     "stop": "end_turn",
@@ -99,41 +92,9 @@ def _json_attr(value: Any) -> Any:
     return value
 
 
-def _calls(spans: list[JSON], logs: list[JSON]) -> list[JSON]:
-    """The chat spans, one per model call, each with the content its logs and events carried merged in."""
-    carried: dict[str, JSON] = {}
-    events = [
-        {"spanId": s.get("spanId"), "attributes": attributes(e.get("attributes") or [])}
-        for s in spans
-        for e in s.get("events") or []
-    ]
-    for record in logs + events:
-        found = {k: record["attributes"][k] for k in _CONTENT_KEYS if k in record["attributes"]}
-        if found and record.get("spanId"):
-            carried.setdefault(str(record["spanId"]), {}).update(found)
-    groups: dict[tuple[str, str], list[JSON]] = {}
-    for span in spans:
-        attrs = span["attributes"]
-        provider = attrs.get("gen_ai.provider.name") or attrs.get("gen_ai.system")
-        if provider is None or attrs.get("gen_ai.operation.name", "chat") not in _CHAT_OPERATIONS:
-            continue
-        attrs.update({k: v for k, v in carried.get(str(span.get("spanId")), {}).items() if k not in attrs})
-        key = str(attrs.get("gen_ai.response.id") or span.get("spanId"))
-        groups.setdefault((str(span.get("traceId")), key), []).append(span)
-    calls = []
-    for group in groups.values():
-        group.sort(key=lambda s: "gen_ai.input.messages" not in s["attributes"])  # the one with content first
-        merged: JSON = {}
-        for span in group:
-            merged.update({k: v for k, v in span["attributes"].items() if k not in merged})
-        calls.append({**group[0], "attributes": merged, "merged": [s.get("spanId") for s in group]})
-    calls.sort(key=lambda s: int(s.get("startTimeUnixNano") or 0))
-    return calls
-
-
 def _parts(message: Any) -> list[JSON]:
     parts = message.get("parts") if isinstance(message, Mapping) else None
-    return [p for p in parts or [] if isinstance(p, Mapping)]
+    return [p for p in parts or [] if isinstance(p, dict)]
 
 
 def _text(parts: list[JSON]) -> str:
@@ -209,7 +170,7 @@ def _tools(definitions: Any, provider: str) -> list[JSON]:
     for d in definitions if isinstance(definitions, list) else []:
         if not isinstance(d, Mapping):
             continue
-        fn = d.get("function") if isinstance(d.get("function"), Mapping) else d
+        fn: Any = d.get("function") if isinstance(d.get("function"), Mapping) else d
         schema = fn.get("input_schema", fn.get("parameters", {}))
         if provider == "anthropic":
             tool: JSON = {"name": fn.get("name"), "input_schema": schema}
@@ -226,7 +187,7 @@ def _tools(definitions: Any, provider: str) -> list[JSON]:
 def _request(provider: str, attrs: JSON, notes: list[str]) -> JSON:
     inputs = _json_attr(attrs.get("gen_ai.input.messages")) or []
     system = _text(
-        [p for p in _json_attr(attrs.get("gen_ai.system_instructions")) or [] if isinstance(p, Mapping)]
+        [p for p in _json_attr(attrs.get("gen_ai.system_instructions")) or [] if isinstance(p, dict)]
     )
     body: JSON = {"model": attrs.get("gen_ai.request.model", "")}
     tools = _tools(_json_attr(attrs.get("gen_ai.tool.definitions")), provider)
@@ -318,16 +279,14 @@ def _entry(call: JSON, provider: str, notes: list[str]) -> Entry:
     if (call.get("status") or {}).get("code") == 2:
         status = attrs.get("http.response.status_code")
         status = status if isinstance(status, int) and status >= 400 else 500
-        message = (call.get("status") or {}).get("message") or str(attrs.get("error.type") or "error")
-        notes.append(
-            f"the call failed ({status}); the trace holds no error body, one is made up from its status"
-        )
-        reply: JSON = {
-            "type": "error",
-            "error": {"type": str(attrs.get("error.type") or "api_error"), "message": message},
+        error = {
+            "type": str(attrs.get("error.type") or "api_error"),
+            "message": (call.get("status") or {}).get("message") or str(attrs.get("error.type") or "error"),
         }
-        if provider == "openai":
-            reply = {"error": {"message": message, "type": str(attrs.get("error.type") or "api_error")}}
+        notes.append(
+            f"the call failed ({status}); the trace holds no error body, one is made from its status"
+        )
+        reply = {"type": "error", "error": error}  # both SDKs read the error from body["error"]
         response = Response(status, {"content-type": "application/json"}, body=reply)
     else:
         neutral = _neutral_response(provider, attrs, notes)
@@ -367,7 +326,7 @@ def from_otel(
     """
     where = source_name(source)
     spans, logs = read_export(source)
-    calls = _calls(spans, logs)
+    calls = genai_calls(spans, logs)
     if trace_id is not None:
         calls = [c for c in calls if c.get("traceId") == trace_id]
     if not calls:

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import CassetteFormatError
 
-__all__ = ["any_value", "attributes", "read_export", "source_name"]
+__all__ = ["any_value", "attributes", "genai_calls", "read_export", "source_name"]
 
 JSON = dict[str, Any]
 
@@ -104,3 +104,112 @@ def read_export(source: Any) -> tuple[list[JSON], list[JSON]]:
     if not spans and not logs:
         raise CassetteFormatError(where, "no resourceSpans or resourceLogs: not an OTLP JSON export")
     return spans, logs
+
+
+# -- GenAI model calls -----------------------------------------------------------------------------
+CHAT_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
+CONTENT_KEYS = (
+    "gen_ai.input.messages",
+    "gen_ai.output.messages",
+    "gen_ai.system_instructions",
+    "gen_ai.tool.definitions",
+)
+_MESSAGE_EVENTS = {  # semantic conventions up to 1.30: one event per message
+    "gen_ai.system.message": "system",
+    "gen_ai.user.message": "user",
+    "gen_ai.assistant.message": "assistant",
+    "gen_ai.tool.message": "tool",
+}
+
+
+def _event_parts(role: str, body: Any) -> list[JSON]:
+    """A 1.30-style message event body as semantic-convention parts."""
+    body = body if isinstance(body, dict) else {}
+    content = body.get("content")
+    if role == "tool":
+        return [{"type": "tool_call_response", "id": body.get("id"), "response": content}]
+    parts: list[JSON] = [] if content in (None, "") else [{"type": "text", "content": content}]
+    for call in body.get("tool_calls") or []:
+        fn = (call.get("function") or {}) if isinstance(call, dict) else {}
+        # arguments stay the JSON text the event holds; the converter parses them
+        parts.append(
+            {
+                "type": "tool_call",
+                "id": call.get("id"),
+                "name": fn.get("name"),
+                "arguments": fn.get("arguments"),
+            }
+        )
+    return parts
+
+
+def _from_events(records: list[JSON]) -> JSON:
+    """The content one span's 1.30-style message events hold, as the newer attributes."""
+    inputs: list[JSON] = []
+    outputs: list[JSON] = []
+    for record in records:
+        name, body = record["name"], any_value(record.get("body"))
+        if name in _MESSAGE_EVENTS:
+            inputs.append({"role": _MESSAGE_EVENTS[name], "parts": _event_parts(_MESSAGE_EVENTS[name], body)})
+        elif name == "gen_ai.choice" and isinstance(body, dict):
+            message = body.get("message") if isinstance(body.get("message"), dict) else {}
+            outputs.append(
+                {
+                    "role": "assistant",
+                    "parts": _event_parts("assistant", message),
+                    "finish_reason": body.get("finish_reason"),
+                }
+            )
+    found: JSON = {"gen_ai.input.messages": inputs} if inputs else {}
+    if outputs:
+        found["gen_ai.output.messages"] = outputs
+    return found
+
+
+def genai_calls(spans: list[JSON], logs: list[JSON]) -> list[JSON]:
+    """The chat spans, one per model call, in start order, with the content their log records and
+    span events carry merged into ``attributes``; spans naming the same ``gen_ai.response.id`` (an
+    SDK's own span and an instrumentation's) are one call, listed in ``merged``."""
+    records = [
+        {
+            **r,
+            "name": r.get("eventName") or r["attributes"].get("event.name") or r.get("name"),
+            "at": int(r.get("timeUnixNano") or r.get("observedTimeUnixNano") or 0),
+        }
+        for r in logs
+    ] + [
+        {
+            **e,
+            "spanId": s.get("spanId"),
+            "attributes": attributes(e.get("attributes") or []),
+            "at": int(e.get("timeUnixNano") or 0),
+        }
+        for s in spans
+        for e in s.get("events") or []
+    ]
+    by_span: dict[str, list[JSON]] = {}
+    for record in sorted(records, key=lambda r: r["at"]):
+        if record.get("spanId"):
+            by_span.setdefault(str(record["spanId"]), []).append(record)
+    groups: dict[tuple[str, str], list[JSON]] = {}
+    for span in spans:
+        attrs = span["attributes"]
+        provider = attrs.get("gen_ai.provider.name") or attrs.get("gen_ai.system")
+        if provider is None or attrs.get("gen_ai.operation.name", "chat") not in CHAT_OPERATIONS:
+            continue
+        own = by_span.get(str(span.get("spanId")), [])
+        carried = _from_events(own)
+        for record in own:
+            carried.update({k: record["attributes"][k] for k in CONTENT_KEYS if k in record["attributes"]})
+        attrs.update({k: v for k, v in carried.items() if k not in attrs})
+        key = str(attrs.get("gen_ai.response.id") or span.get("spanId"))
+        groups.setdefault((str(span.get("traceId")), key), []).append(span)
+    calls = []
+    for group in groups.values():
+        group.sort(key=lambda s: "gen_ai.input.messages" not in s["attributes"])  # the one with content first
+        merged: JSON = {}
+        for span in group:
+            merged.update({k: v for k, v in span["attributes"].items() if k not in merged})
+        calls.append({**group[0], "attributes": merged, "merged": [s.get("spanId") for s in group]})
+    calls.sort(key=lambda s: int(s.get("startTimeUnixNano") or 0))
+    return calls
