@@ -2,7 +2,8 @@
 
     pip install opentelemetry-sdk opentelemetry-exporter-otlp-proto-common \
         opentelemetry-instrumentation-openai-v2 opentelemetry-instrumentation-anthropic
-    python tests/make_otel_traces.py
+    python tests/make_otel_traces.py              # every scenario but the legacy one
+    python tests/make_otel_traces.py NAME ...     # only these
 
 Each scenario runs in its own process (the instrumentations read their switches from the
 environment when they start): the agent of ``otel_agent.py`` runs against the loopback server
@@ -19,7 +20,7 @@ import json
 import os
 import subprocess
 import sys
-from importlib.metadata import version
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,11 @@ SCENARIOS: dict[str, tuple[str, dict[str, str]]] = {
     "openai-agent": ("openai", {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "span_only"}),
     "openai-agent-events": ("openai", {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "event_only"}),
     "openai-content-off": ("openai", {}),
+    # needs opentelemetry-instrumentation-openai-v2 < 2.4 (its 1.30-style message events):
+    # python tests/make_otel_traces.py openai-agent-legacy
+    "openai-agent-legacy": ("openai", {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true"}),
 }
+LEGACY = ("openai-agent-legacy",)
 PACKAGES = (
     "opentelemetry-sdk",
     "opentelemetry-instrumentation-anthropic",
@@ -116,27 +121,37 @@ def run(name: str) -> None:
         )
     text = "".join(json.dumps(d, sort_keys=True) + "\n" for d in documents)
     (OUT / f"{name}.jsonl").write_text(text)
+    record = OUT / "versions.json"
+    versions = json.loads(record.read_text()) if record.exists() else {}
+    versions[f"{name}.jsonl"] = {p: _version(p) for p in PACKAGES}
+    record.write_text(json.dumps(versions, indent=2, sort_keys=True) + "\n")
     print(
         f"{name}: {answer!r}, {len(spans.get_finished_spans())} spans, {len(logs.get_finished_logs())} logs"
     )
 
 
-def main() -> None:
+def _version(package: str) -> str:
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return "not installed"
+
+
+def main(names: list[str]) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
-    for name, (_, env) in SCENARIOS.items():
+    for name in names or [n for n in SCENARIOS if n not in LEGACY]:
         clean = {
             k: v
             for k, v in os.environ.items()
             if not k.startswith(("OTEL_", "TRACELOOP_", "ANTHROPIC_", "OPENAI_"))
         }
-        subprocess.run([sys.executable, __file__, name], env={**clean, **env}, check=True)
-    versions = {p: version(p) for p in PACKAGES}
-    (OUT / "versions.json").write_text(json.dumps(versions, indent=2, sort_keys=True) + "\n")
-    print(versions)
+        subprocess.run(
+            [sys.executable, __file__, "--run", name], env={**clean, **SCENARIOS[name][1]}, check=True
+        )
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1:
-        run(sys.argv[1])
+    if sys.argv[1:2] == ["--run"]:
+        run(sys.argv[2])
     else:
-        main()
+        main(sys.argv[1:])

@@ -81,7 +81,7 @@ def test_anthropic_agent_replays_strictly_from_its_trace(
     assert answer == exported_answer(name) == ANSWER
 
 
-@pytest.mark.parametrize("name", ["openai-agent", "openai-agent-events"])
+@pytest.mark.parametrize("name", ["openai-agent", "openai-agent-events", "openai-agent-legacy"])
 def test_openai_agent_replays_from_its_trace(name: str, server: LLMServer, no_network: list[Any]) -> None:
     with pytest.warns(ConversionWarning) as caught:
         cassette = from_otel(DATA / f"{name}.jsonl")
@@ -108,13 +108,15 @@ def test_openai_strict_replay_without_ignore_names_the_missing_tools(
         replay(cassette, client, openai_agent, server, no_network)
 
 
-def test_content_from_log_records_equals_content_from_span_attributes() -> None:
+@pytest.mark.parametrize("name", ["openai-agent-events", "openai-agent-legacy"])
+def test_content_from_log_records_equals_content_from_span_attributes(name: str) -> None:
+    """openai-v2 2.4 with event_only puts the attributes on a log record; before 2.4 one event per message."""
     with pytest.warns(ConversionWarning):
         spans = from_otel(DATA / "openai-agent.jsonl")
-        events = from_otel(DATA / "openai-agent-events.jsonl")
-    assert [e.request.body for e in spans.entries] == [e.request.body for e in events.entries]
-    assert [e.response.body for e in spans.entries] == [e.response.body for e in events.entries]
-    assert [e.request_hash for e in spans.entries] == [e.request_hash for e in events.entries]
+        logs = from_otel(DATA / f"{name}.jsonl")
+    assert [e.request.body for e in spans.entries] == [e.request.body for e in logs.entries]
+    assert [e.response.body for e in spans.entries] == [e.response.body for e in logs.entries]
+    assert [e.request_hash for e in spans.entries] == [e.request_hash for e in logs.entries]
 
 
 @pytest.mark.parametrize(
