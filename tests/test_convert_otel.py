@@ -10,6 +10,7 @@ answered from the converted cassette, sockets refused, and must reach the same f
 from __future__ import annotations
 
 import json
+import time
 import warnings
 from pathlib import Path
 from typing import Any
@@ -194,3 +195,17 @@ def test_not_an_export_is_a_format_error(tmp_path: Path) -> None:
     path.write_text('{"resourceSpans": []}\nnot json\n')
     with pytest.raises(CassetteFormatError, match="line 2"):
         from_otel(path)
+
+
+def test_replay_speed_plays_a_stream_at_the_pace_of_its_spans(
+    server: LLMServer, no_network: list[Any]
+) -> None:
+    cassette = strictly("anthropic-agent-stream")
+    recorded = sum((e.response.stream or [])[-1]["t"] for e in cassette.entries) / 1000
+    client = anthropic.Anthropic(api_key=ANTHROPIC_SENTINEL, base_url=server.url, max_retries=0)
+    started = time.perf_counter()
+    answer = replay(
+        cassette, client, lambda c: anthropic_agent(c, streamed=True), server, no_network, replay_speed=1.0
+    )
+    assert answer == ANSWER
+    assert time.perf_counter() - started >= recorded * 0.9

@@ -48,8 +48,9 @@ from .otlp import genai_calls, read_export, source_name
 __all__ = ["CONTENT_SWITCHES", "from_otel"]
 
 CONTENT_SWITCHES = (
-    "opentelemetry-instrumentation-openai-v2: OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=span_only "
-    "(or event_only / span_and_event; versions before 2.4 take =true)",
+    "opentelemetry-instrumentation-openai-v2 2.4 and later: "
+    "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=span_only (or event_only, span_and_event; "
+    "=true is refused there and means no content); before 2.4: =true",
     "opentelemetry-instrumentation-anthropic: TRACELOOP_TRACE_CONTENT=true (its default; "
     "content is off when it is false)",
 )
