@@ -20,6 +20,7 @@ import json
 import os
 import subprocess
 import sys
+import sysconfig
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,12 @@ SCENARIOS: dict[str, tuple[str, dict[str, str]]] = {
     "anthropic-agent": ("anthropic", {}),
     "anthropic-agent-stream": ("anthropic-stream", {}),
     "anthropic-content-off": ("anthropic", {"TRACELOOP_TRACE_CONTENT": "false"}),
+    "anthropic-overloaded": ("anthropic-overloaded", {}),  # the tool result makes the server answer 529
     "openai-agent": ("openai", {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "span_only"}),
+    "openai-agent-stream": (
+        "openai-stream",
+        {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "span_only"},
+    ),
     "openai-agent-events": ("openai", {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "event_only"}),
     "openai-content-off": ("openai", {}),
     # needs opentelemetry-instrumentation-openai-v2 < 2.4 (its 1.30-style message events):
@@ -41,6 +47,7 @@ SCENARIOS: dict[str, tuple[str, dict[str, str]]] = {
     "openai-agent-legacy": ("openai", {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true"}),
 }
 LEGACY = ("openai-agent-legacy",)
+OVERLOADED = "__status_529__"
 PACKAGES = (
     "opentelemetry-sdk",
     "opentelemetry-instrumentation-anthropic",
@@ -99,7 +106,14 @@ def run(name: str) -> None:
             AnthropicInstrumentor().instrument()
             client = anthropic.Anthropic(api_key="sk-ant-placeholder", base_url=server.url, max_retries=0)
             with tracer.start_as_current_span("handle /ask"):
-                answer = otel_agent.anthropic_agent(client, streamed=agent.endswith("stream"))
+                try:
+                    answer = otel_agent.anthropic_agent(
+                        client,
+                        streamed=agent.endswith("stream"),
+                        tool_result=OVERLOADED if agent.endswith("overloaded") else otel_agent.TOOL_RESULT,
+                    )
+                except anthropic.APIStatusError as exc:
+                    answer = f"{type(exc).__name__} {exc.status_code}"
         else:
             import openai
             from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
@@ -107,7 +121,7 @@ def run(name: str) -> None:
             OpenAIInstrumentor().instrument()
             client = openai.OpenAI(api_key="sk-placeholder", base_url=server.url + "/v1", max_retries=0)
             with tracer.start_as_current_span("handle /ask"):
-                answer = otel_agent.openai_agent(client)
+                answer = otel_agent.openai_agent(client, streamed=agent.endswith("stream"))
     finally:
         server.stop()
     tracer_provider.force_flush()
@@ -120,6 +134,9 @@ def run(name: str) -> None:
             _hex_ids(MessageToDict(encode_logs(logs.get_finished_logs()), use_integers_for_enums=True))
         )
     text = "".join(json.dumps(d, sort_keys=True) + "\n" for d in documents)
+    # exception stack traces name this machine's folders: keep the file names only
+    for folder, short in ((sysconfig.get_paths()["purelib"], "site-packages"), (str(HERE.parent), "project")):
+        text = text.replace(json.dumps(folder)[1:-1], short)
     (OUT / f"{name}.jsonl").write_text(text)
     record = OUT / "versions.json"
     versions = json.loads(record.read_text()) if record.exists() else {}

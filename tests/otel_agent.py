@@ -30,11 +30,11 @@ OPENAI_TOOL = {
 }
 
 
-def get_weather(city: str) -> str:
-    return TOOL_RESULT
+def get_weather(city: str, result: str = TOOL_RESULT) -> str:
+    return result
 
 
-def anthropic_agent(client: Any, *, streamed: bool = False) -> str:
+def anthropic_agent(client: Any, *, streamed: bool = False, tool_result: str = TOOL_RESULT) -> str:
     """A tool call, then a final answer, through ``messages.create`` (or ``messages.stream``)."""
     messages: list[dict[str, Any]] = [{"role": "user", "content": TASK}]
     while True:
@@ -63,7 +63,11 @@ def anthropic_agent(client: Any, *, streamed: bool = False) -> str:
             {
                 "role": "user",
                 "content": [
-                    {"type": "tool_result", "tool_use_id": b.id, "content": get_weather(**b.input)}
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": b.id,
+                        "content": get_weather(**b.input, result=tool_result),
+                    }
                     for b in reply.content
                     if b.type == "tool_use"
                 ],
@@ -71,36 +75,68 @@ def anthropic_agent(client: Any, *, streamed: bool = False) -> str:
         )
 
 
-def openai_agent(client: Any) -> str:
-    """A tool call, then a final answer, through ``chat.completions.create``."""
+def _streamed_completion(client: Any, **kwargs: Any) -> tuple[str | None, list[dict[str, Any]], str | None]:
+    """``chat.completions.create(stream=True)`` read chunk by chunk: text, tool calls, finish reason."""
+    text: list[str] = []
+    calls: dict[int, dict[str, Any]] = {}
+    finish = None
+    for chunk in client.chat.completions.create(
+        stream=True, stream_options={"include_usage": True}, **kwargs
+    ):
+        for choice in chunk.choices:
+            finish = choice.finish_reason or finish
+            if choice.delta.content:
+                text.append(choice.delta.content)
+            for fragment in choice.delta.tool_calls or []:
+                call = calls.setdefault(fragment.index, {"id": "", "name": "", "arguments": ""})
+                call["id"] = fragment.id or call["id"]
+                if fragment.function:
+                    call["name"] = fragment.function.name or call["name"]
+                    call["arguments"] += fragment.function.arguments or ""
+    tool_calls = [
+        {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+        for _, c in sorted(calls.items())
+    ]
+    return "".join(text) or None, tool_calls, finish
+
+
+def openai_agent(client: Any, *, streamed: bool = False) -> str:
+    """A tool call, then a final answer, through ``chat.completions.create`` (streamed or not)."""
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": SYSTEM},
         {"role": "user", "content": TASK},
     ]
     while True:
-        completion = client.chat.completions.create(
-            model=OPENAI_MODEL, max_tokens=MAX_TOKENS, messages=messages, tools=[OPENAI_TOOL]
-        )
-        choice = completion.choices[0]
-        message = choice.message
-        turn: dict[str, Any] = {"role": "assistant", "content": message.content}
-        if message.tool_calls:
-            turn["tool_calls"] = [
+        kwargs = {
+            "model": OPENAI_MODEL,
+            "max_tokens": MAX_TOKENS,
+            "messages": messages,
+            "tools": [OPENAI_TOOL],
+        }
+        if streamed:
+            content, tool_calls, finish = _streamed_completion(client, **kwargs)
+        else:
+            choice = client.chat.completions.create(**kwargs).choices[0]
+            content, finish = choice.message.content, choice.finish_reason
+            tool_calls = [
                 {
                     "id": call.id,
                     "type": "function",
                     "function": {"name": call.function.name, "arguments": call.function.arguments},
                 }
-                for call in message.tool_calls
+                for call in choice.message.tool_calls or []
             ]
+        turn: dict[str, Any] = {"role": "assistant", "content": content}
+        if tool_calls:
+            turn["tool_calls"] = tool_calls
         messages.append(turn)
-        if choice.finish_reason != "tool_calls":
-            return str(message.content)
+        if finish != "tool_calls":
+            return str(content)
         messages.extend(
             {
                 "role": "tool",
-                "tool_call_id": call.id,
-                "content": get_weather(**json.loads(call.function.arguments)),
+                "tool_call_id": call["id"],
+                "content": get_weather(**json.loads(call["function"]["arguments"])),
             }
-            for call in message.tool_calls or []
+            for call in tool_calls
         )

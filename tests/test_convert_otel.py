@@ -85,7 +85,7 @@ def test_anthropic_agent_replays_strictly_from_its_trace(
 @pytest.mark.parametrize("name", ["openai-agent", "openai-agent-events", "openai-agent-legacy"])
 def test_openai_agent_replays_from_its_trace(name: str, server: LLMServer, no_network: list[Any]) -> None:
     with pytest.warns(ConversionWarning) as caught:
-        cassette = from_otel(DATA / f"{name}.jsonl")
+        cassette = from_otel(DATA / f"{name}.jsonl", stream=False)
     messages = [str(w.message) for w in caught]
     assert len(messages) == 2 and all("tool definitions" in m for m in messages)  # one per entry
     assert "entry 0" in messages[0] and "entry 1" in messages[1]
@@ -94,9 +94,28 @@ def test_openai_agent_replays_from_its_trace(name: str, server: LLMServer, no_ne
     assert replay(cassette, client, openai_agent, server, no_network, mode="sequential") == ANSWER
     # strict, with the one field openai-v2 does not capture left out of the fingerprint
     with pytest.warns(ConversionWarning):
-        cassette = from_otel(DATA / f"{name}.jsonl")
+        cassette = from_otel(DATA / f"{name}.jsonl")  # not streamed: the default when the trace does not say
     answer = replay(cassette, client, openai_agent, server, no_network, ignore=["tools"])
     assert answer == exported_answer("openai-agent") == ANSWER
+
+
+def test_a_streamed_openai_call_is_a_stream_when_the_user_says_so(
+    server: LLMServer, no_network: list[Any]
+) -> None:
+    """openai-v2 records no sign of streaming: each entry warns, and stream=True writes chunk streams."""
+    with pytest.warns(ConversionWarning) as caught:
+        plain = from_otel(DATA / "openai-agent-stream.jsonl")
+    unsaid = [str(w.message) for w in caught if "whether this call was streamed" in str(w.message)]
+    assert len(unsaid) == 2 and all(e.response.stream is None for e in plain.entries)
+    with pytest.warns(ConversionWarning) as caught:
+        cassette = from_otel(DATA / "openai-agent-stream.jsonl", stream=True)
+    assert not [w for w in caught if "whether this call was streamed" in str(w.message)]
+    assert all(e.request.body["stream"] and e.response.stream for e in cassette.entries)
+    client = openai.OpenAI(api_key=OPENAI_SENTINEL, base_url=server.url + "/v1", max_retries=0)
+    answer = replay(
+        cassette, client, lambda c: openai_agent(c, streamed=True), server, no_network, ignore=["tools"]
+    )
+    assert answer == exported_answer("openai-agent-stream") == ANSWER
 
 
 def test_openai_strict_replay_without_ignore_names_the_missing_tools(
@@ -209,3 +228,17 @@ def test_replay_speed_plays_a_stream_at_the_pace_of_its_spans(
     )
     assert answer == ANSWER
     assert time.perf_counter() - started >= recorded * 0.9
+
+
+def test_a_failed_call_replays_as_the_same_sdk_error(server: LLMServer, no_network: list[Any]) -> None:
+    """The production session ended in a 529: the replay ends in the SDK's own OverloadedError."""
+    with pytest.warns(ConversionWarning, match=r"entry 1 .*failed \(529\)"):
+        cassette = from_otel(DATA / "anthropic-overloaded.jsonl")
+    assert [e.response.status for e in cassette.entries] == [200, 529]
+    assert len(cassette.metadata["otel"]["calls"][1]["spans"]) == 2  # the SDK's span had no response id
+    client = anthropic.Anthropic(api_key=ANTHROPIC_SENTINEL, base_url=server.url, max_retries=0)
+    with pytest.raises(anthropic.APIStatusError, match="Overloaded") as raised:
+        replay(
+            cassette, client, lambda c: anthropic_agent(c, tool_result="__status_529__"), server, no_network
+        )
+    assert raised.value.status_code == 529 and type(raised.value).__name__ == "OverloadedError"

@@ -228,7 +228,7 @@ def _request(provider: str, attrs: JSON, notes: list[str]) -> JSON:
     if tools:
         body["tools"] = tools
     body.update({key: attrs[attr] for attr, key in params.items() if attr in attrs})
-    if attrs.get("gen_ai.request.stream") or attrs.get("llm.is_streaming"):
+    if attrs.get("gen_ai.request.stream") or attrs.get("gen_ai.is_streaming"):
         body["stream"] = True
         if provider == "openai":
             body["stream_options"] = {"include_usage": True}
@@ -316,14 +316,19 @@ def _iso(nanos: Any) -> str:
 
 
 def from_otel(
-    source: str | os.PathLike[str] | Mapping[str, Any] | list[Any], *, trace_id: str | None = None
+    source: str | os.PathLike[str] | Mapping[str, Any] | list[Any],
+    *,
+    trace_id: str | None = None,
+    stream: bool | None = None,
 ) -> Cassette:
     """An OTLP JSON export of GenAI spans as a cassette: one entry per model call, in start-time order.
 
     ``source`` is a file (one JSON document, or JSON lines) or the parsed document(s). With several
     traces in the file, ``trace_id`` picks one session; without it every call is kept, in order, and
-    a ``ConversionWarning`` says so. Replay with ``mode="sequential"`` unless every request was
-    rebuilt exactly (see the warnings): a trace does not hold every byte the SDK sent.
+    a ``ConversionWarning`` says so. ``stream=True`` (or False) writes every call as streamed (or
+    not), for traces that do not say (openai-v2's; the anthropic SDK's own span does say). Replay
+    with ``mode="sequential"`` unless every request was rebuilt exactly (see the warnings): a trace
+    does not hold every byte the SDK sent.
     """
     where = source_name(source)
     spans, logs = read_export(source)
@@ -363,6 +368,14 @@ def from_otel(
             )
             continue
         notes: list[str] = []
+        if stream is not None:
+            attrs["gen_ai.request.stream"] = stream
+        elif not {"gen_ai.request.stream", "gen_ai.is_streaming", "anthropic.request.id"} & attrs.keys():
+            # the anthropic SDK's own span (the one with anthropic.request.id) marks streamed calls
+            notes.append(
+                "the trace does not say whether this call was streamed; written as a plain call "
+                "(from_otel(..., stream=True) if the service streams)"
+            )
         cassette.append(_entry(call, provider, notes))
         start, end = int(call.get("startTimeUnixNano") or 0), int(call.get("endTimeUnixNano") or 0)
         described.append(

@@ -166,6 +166,28 @@ def _from_events(records: list[JSON]) -> JSON:
     return found
 
 
+def _within(inner: JSON, outer: JSON) -> bool:
+    start, end = int(inner.get("startTimeUnixNano") or 0), int(inner.get("endTimeUnixNano") or 0)
+    return (
+        inner.get("traceId") == outer.get("traceId")
+        and int(outer.get("startTimeUnixNano") or 0) <= start
+        and end <= int(outer.get("endTimeUnixNano") or 0)
+    )
+
+
+def _fold_bare(groups: list[list[JSON]]) -> None:
+    """A call's spans without content (the SDK's own, say, when it failed and named no response id)
+    join the span with content that encloses them in time."""
+    full = [g for g in groups if any("gen_ai.input.messages" in s["attributes"] for s in g)]
+    for group in groups:
+        if group in full:
+            continue
+        host = next((f for f in full if all(any(_within(s, o) for o in f) for s in group)), None)
+        if host is not None:
+            host.extend(group)
+            group.clear()
+
+
 def genai_calls(spans: list[JSON], logs: list[JSON]) -> list[JSON]:
     """The chat spans, one per model call, in start order, with the content their log records and
     span events carry merged into ``attributes``; spans naming the same ``gen_ai.response.id`` (an
@@ -204,8 +226,11 @@ def genai_calls(spans: list[JSON], logs: list[JSON]) -> list[JSON]:
         attrs.update({k: v for k, v in carried.items() if k not in attrs})
         key = str(attrs.get("gen_ai.response.id") or span.get("spanId"))
         groups.setdefault((str(span.get("traceId")), key), []).append(span)
+    _fold_bare(list(groups.values()))
     calls = []
     for group in groups.values():
+        if not group:
+            continue
         group.sort(key=lambda s: "gen_ai.input.messages" not in s["attributes"])  # the one with content first
         merged: JSON = {}
         for span in group:
