@@ -25,7 +25,7 @@ from otel_agent import anthropic_agent, openai_agent
 import llmvcr
 from llmvcr.convert import ConversionWarning
 from llmvcr.convert.otel import from_otel
-from llmvcr.convert.otlp import read_export
+from llmvcr.convert.otlp import is_otlp, read_export
 from llmvcr.errors import CassetteFormatError
 
 DATA = Path(__file__).parent / "data" / "otel"
@@ -209,6 +209,8 @@ def test_several_traces_merge_with_a_warning_and_trace_id_picks_one() -> None:
 def test_not_an_export_is_a_format_error(tmp_path: Path) -> None:
     path = tmp_path / "notes.json"
     path.write_text('{"hello": 1}')
+    assert not is_otlp(path) and not is_otlp(tmp_path / "missing.json")
+    assert all(is_otlp(p) for p in DATA.glob("*.jsonl"))
     with pytest.raises(CassetteFormatError, match="not an OTLP JSON export"):
         from_otel(path)
     path.write_text('{"resourceSpans": []}\nnot json\n')

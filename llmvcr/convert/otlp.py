@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import CassetteFormatError
 
-__all__ = ["any_value", "attributes", "genai_calls", "read_export", "source_name"]
+__all__ = ["any_value", "attributes", "genai_calls", "is_otlp", "read_export", "source_name"]
 
 JSON = dict[str, Any]
 
@@ -53,6 +53,16 @@ def attributes(pairs: Iterable[Any]) -> JSON:
 def source_name(source: Any) -> str:
     """How errors and warnings name the input: its path, or ``<document>``."""
     return "<document>" if isinstance(source, (Mapping, list)) else os.fspath(source)
+
+
+def is_otlp(path: str | os.PathLike[str]) -> bool:
+    """Whether a file looks like an OTLP JSON export: its first 4 KB name resourceSpans or resourceLogs."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return False
+    return b'"resourceSpans"' in head or b'"resourceLogs"' in head
 
 
 def _documents(source: Any, where: str) -> list[JSON]:
