@@ -1,0 +1,174 @@
+"""Re-make the OpenTelemetry fixtures in tests/data/otel/ (needs the instrumentations; the suite does not).
+
+    pip install opentelemetry-sdk opentelemetry-exporter-otlp-proto-common \
+        opentelemetry-instrumentation-openai-v2 opentelemetry-instrumentation-anthropic
+    python tests/make_otel_traces.py              # every scenario but the legacy one
+    python tests/make_otel_traces.py NAME ...     # only these
+
+Each scenario runs in its own process (the instrumentations read their switches from the
+environment when they start): the agent of ``otel_agent.py`` runs against the loopback server
+under the real instrumentation, every span and log record goes to memory, and the lot is written
+as OTLP JSON, the encoding the collector's file exporter writes (hex trace and span ids, int64
+as strings, enums as numbers). Spans go on one line and log records on the next (JSON lines),
+except ``*-document.json`` which is a single pretty-printed ExportTraceServiceRequest.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).parent
+OUT = HERE / "data" / "otel"
+sys.path.insert(0, str(HERE))
+
+# name: (agent, environment)
+SCENARIOS: dict[str, tuple[str, dict[str, str]]] = {
+    "anthropic-agent": ("anthropic", {}),
+    "anthropic-agent-stream": ("anthropic-stream", {}),
+    "anthropic-content-off": ("anthropic", {"TRACELOOP_TRACE_CONTENT": "false"}),
+    "anthropic-overloaded": ("anthropic-overloaded", {}),  # the tool result makes the server answer 529
+    "openai-agent": ("openai", {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "span_only"}),
+    "openai-agent-stream": (
+        "openai-stream",
+        {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "span_only"},
+    ),
+    "openai-agent-events": ("openai", {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "event_only"}),
+    "openai-content-off": ("openai", {}),
+    # needs opentelemetry-instrumentation-openai-v2 < 2.4 (its 1.30-style message events):
+    # python tests/make_otel_traces.py openai-agent-legacy
+    "openai-agent-legacy": ("openai", {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true"}),
+}
+LEGACY = ("openai-agent-legacy",)
+OVERLOADED = "__status_529__"
+PACKAGES = (
+    "opentelemetry-sdk",
+    "opentelemetry-instrumentation-anthropic",
+    "opentelemetry-instrumentation-openai-v2",
+    "opentelemetry-util-genai",
+    "anthropic",
+    "openai",
+)
+
+
+def _hex_ids(node: Any) -> Any:
+    """OTLP JSON writes trace and span ids as hex, where protobuf's JSON mapping writes base64."""
+    if isinstance(node, dict):
+        return {
+            k: base64.b64decode(v).hex() if k in ("traceId", "spanId", "parentSpanId") and v else _hex_ids(v)
+            for k, v in node.items()
+        }
+    if isinstance(node, list):
+        return [_hex_ids(v) for v in node]
+    return node
+
+
+def run(name: str) -> None:
+    import otel_agent
+    from google.protobuf.json_format import MessageToDict
+    from llm_server import start_server
+    from opentelemetry import trace
+    from opentelemetry._logs import set_logger_provider
+    from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    agent, _ = SCENARIOS[name]
+    resource = Resource.create({"service.name": "weather-agent"})
+    spans = InMemorySpanExporter()
+    tracer_provider = TracerProvider(resource=resource)
+    tracer_provider.add_span_processor(SimpleSpanProcessor(spans))
+    trace.set_tracer_provider(tracer_provider)
+    logs = InMemoryLogRecordExporter()
+    logger_provider = LoggerProvider(resource=resource)
+    logger_provider.add_log_record_processor(SimpleLogRecordProcessor(logs))
+    set_logger_provider(logger_provider)
+
+    server = start_server()
+    try:
+        tracer = trace.get_tracer("weather-agent")
+        if agent.startswith("anthropic"):
+            import anthropic
+            from opentelemetry.instrumentation.anthropic import AnthropicInstrumentor
+
+            AnthropicInstrumentor().instrument()
+            client = anthropic.Anthropic(api_key="sk-ant-placeholder", base_url=server.url, max_retries=0)
+            with tracer.start_as_current_span("handle /ask"):
+                try:
+                    answer = otel_agent.anthropic_agent(
+                        client,
+                        streamed=agent.endswith("stream"),
+                        tool_result=OVERLOADED if agent.endswith("overloaded") else otel_agent.TOOL_RESULT,
+                    )
+                except anthropic.APIStatusError as exc:
+                    answer = f"{type(exc).__name__} {exc.status_code}"
+        else:
+            import openai
+            from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
+
+            OpenAIInstrumentor().instrument()
+            client = openai.OpenAI(api_key="sk-placeholder", base_url=server.url + "/v1", max_retries=0)
+            with tracer.start_as_current_span("handle /ask"):
+                answer = otel_agent.openai_agent(client, streamed=agent.endswith("stream"))
+    finally:
+        server.stop()
+    tracer_provider.force_flush()
+    logger_provider.force_flush()
+    documents = [
+        _hex_ids(MessageToDict(encode_spans(spans.get_finished_spans()), use_integers_for_enums=True))
+    ]
+    if logs.get_finished_logs():
+        documents.append(
+            _hex_ids(MessageToDict(encode_logs(logs.get_finished_logs()), use_integers_for_enums=True))
+        )
+    text = "".join(json.dumps(d, sort_keys=True) + "\n" for d in documents)
+    # exception stack traces name this machine's folders: keep the file names only
+    for folder, short in ((sysconfig.get_paths()["purelib"], "site-packages"), (str(HERE.parent), "project")):
+        text = text.replace(json.dumps(folder)[1:-1], short)
+    (OUT / f"{name}.jsonl").write_text(text)
+    record = OUT / "versions.json"
+    versions = json.loads(record.read_text()) if record.exists() else {}
+    versions[f"{name}.jsonl"] = {p: _version(p) for p in PACKAGES}
+    record.write_text(json.dumps(versions, indent=2, sort_keys=True) + "\n")
+    print(
+        f"{name}: {answer!r}, {len(spans.get_finished_spans())} spans, {len(logs.get_finished_logs())} logs"
+    )
+
+
+def _version(package: str) -> str:
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return "not installed"
+
+
+def main(names: list[str]) -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    for name in names or [n for n in SCENARIOS if n not in LEGACY]:
+        clean = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("OTEL_", "TRACELOOP_", "ANTHROPIC_", "OPENAI_"))
+        }
+        subprocess.run(
+            [sys.executable, __file__, "--run", name], env={**clean, **SCENARIOS[name][1]}, check=True
+        )
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--run"]:
+        run(sys.argv[2])
+    else:
+        main(sys.argv[1:])
