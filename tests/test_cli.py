@@ -482,3 +482,17 @@ def test_convert_a_folder_to_another(capsys: pytest.CaptureFixture[str], agent: 
         assert json.loads((tmp_path / "out" / name).read_text())["version"] == 1
     err = one_line_error(capsys, "convert", str(agent.parent), "--to", "regista", "-o", str(agent))
     assert "is a file; when SRC is a folder, -o names the output folder" in err
+
+
+def test_convert_reads_an_otel_trace(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    trace = Path(__file__).parent / "data" / "otel" / "anthropic-agent.jsonl"
+    out = tmp_path / "agent.yaml"
+    status, text, _ = run(capsys, "convert", str(trace), "--to", "llmvcr-yaml", "-o", str(out))
+    assert status == 0 and "2 entries" in text
+    explicit = tmp_path / "explicit.yaml"
+    assert (
+        run(capsys, "convert", str(trace), "--from", "otel", "--to", "llmvcr-yaml", "-o", str(explicit))[0]
+        == 0
+    )
+    assert [e.request.path for e in llmvcr.load_cassette(out).entries] == ["/v1/messages"] * 2
+    assert explicit.read_bytes() == out.read_bytes()

@@ -7,19 +7,20 @@ import re
 
 from ..cassette import Cassette
 from ..convert.agentskit import from_agentskit
+from ..convert.otel import from_otel
 from ..convert.regista import from_regista_trace
 from ..convert.vcrpy import from_vcrpy, read_document
 from ..errors import CassetteFormatError, CommandError
 from ..options import resolve_path
 from ..storage import load_cassette
 
-SOURCES = ("llmvcr", "vcrpy", "regista", "agentskit")
+SOURCES = ("llmvcr", "vcrpy", "regista", "agentskit", "otel")
 TARGETS = ("regista", "agentskit", "llmvcr-json", "llmvcr-yaml")
 SUFFIXES = (".yaml", ".yml", ".json")
 TARGET_SUFFIX = {"regista": ".jsonl", "agentskit": ".json", "llmvcr-json": ".json", "llmvcr-yaml": ".yaml"}
 _KNOWN = (
-    "llmvcr reads llmvcr cassettes, vcrpy/pytest-recording cassettes, regista traces (.jsonl) "
-    "and agentskit cassettes"
+    "llmvcr reads llmvcr cassettes, vcrpy/pytest-recording cassettes, regista traces (.jsonl), "
+    "agentskit cassettes and OTLP JSON exports of GenAI spans"
 )
 
 
@@ -43,8 +44,16 @@ _TOP_KEY = re.compile(r"^([A-Za-z_]\w*)\s*:", re.MULTILINE)
 
 
 def sniff(path: str) -> str:
-    """The format of a file: ``regista`` (.jsonl), ``vcrpy`` (interactions), ``agentskit`` (chunks),
-    else ``llmvcr``."""
+    """The format of a file: ``otel`` (OTLP JSON), ``regista`` (.jsonl), ``vcrpy`` (interactions),
+    ``agentskit`` (chunks), else ``llmvcr``."""
+    if path.lower().endswith((".jsonl", ".json")):
+        try:
+            with open(path, "rb") as f:
+                start = f.read(4096)
+        except OSError:
+            start = b""
+        if b'"resourceSpans"' in start or b'"resourceLogs"' in start:
+            return "otel"
     if path.lower().endswith(".jsonl"):
         return "regista"
     if not path.lower().endswith(".json"):
@@ -110,6 +119,8 @@ def _load(path: str, fmt: str) -> Cassette:
         return from_regista_trace(path)
     if fmt == "agentskit":
         return from_agentskit(path)
+    if fmt == "otel":
+        return from_otel(path)
     return load_cassette(path)
 
 

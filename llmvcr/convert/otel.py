@@ -27,23 +27,12 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ..cassette import Cassette, Entry, Request, Response
-from ..errors import CassetteFormatError
+from ..errors import CassetteFormatError, ConversionWarning
 from ..matching import default_request_hash
-from ..storage import LLMVCR_VERSION
-from . import (
-    JSON,
-    ConversionWarning,
-    anthropic_body,
-    anthropic_events,
-    chat_body,
-    chat_events,
-    digest,
-    parse_arguments,
-    text_block,
-    tool_use_block,
-    usage,
-)
+from ..schema import LLMVCR_VERSION
+from .neutral import JSON, digest, parse_arguments, text_block, tool_use_block, usage
 from .otlp import genai_calls, read_export, source_name
+from .wire import anthropic_body, anthropic_events, chat_body, chat_events
 
 __all__ = ["CONTENT_SWITCHES", "from_otel"]
 
