@@ -41,9 +41,15 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("aws-access-key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
     ("gcp-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b")),
     ("jwt", re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")),
-    ("private-key", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")),
+    (
+        "private-key",
+        re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----(?:.*?-----END [A-Z ]*PRIVATE KEY-----)?", re.S),
+    ),
+    ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})")),
+    ("slack-token", re.compile(r"\bxox[baprs]-[A-Za-z0-9-]{10,}")),
 )
-_QUICK = re.compile(r"sk-|Bearer|AKIA|ASIA|AIza|eyJ|PRIVATE KEY")
+_QUICK = re.compile(r"sk-|Bearer|AKIA|ASIA|AIza|eyJ|PRIVATE KEY|gh[pousr]_|github_pat_|xox[baprs]-")
+_CREDENTIAL_WORDS = re.compile(r"auth|key|token|secret|signature|cookie|password", re.I)
 
 
 @dataclass(slots=True)
@@ -100,7 +106,7 @@ class Redactor:
         kept: dict[str, str] = {}
         for name, value in headers:
             lower = name.lower()
-            if lower in CREDENTIAL_HEADERS:
+            if lower in CREDENTIAL_HEADERS or _CREDENTIAL_WORDS.search(lower):
                 self.learn(value)
                 continue
             if lower in allow and lower not in self.filter_headers:
