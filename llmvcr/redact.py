@@ -45,11 +45,23 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("aws-access-key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
     ("gcp-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b")),
     ("jwt", re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")),
-    ("private-key", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")),
+    (
+        "private-key",
+        re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----(?:.*?-----END [A-Z ]*PRIVATE KEY-----)?", re.S),
+    ),
+    ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})")),
+    ("slack-token", re.compile(r"\bxox[baprs]-[A-Za-z0-9-]{10,}")),
 )
-_QUICK = re.compile(r"sk-|Bearer|AKIA|ASIA|AIza|eyJ|PRIVATE KEY")
+_QUICK = re.compile(r"sk-|Bearer|AKIA|ASIA|AIza|eyJ|PRIVATE KEY|gh[pousr]_|github_pat_|xox[baprs]-")
 _QUICK_BYTES = re.compile(_QUICK.pattern.encode("ascii"))
 _JSON_ESCAPED = re.compile(r'["\\\x00-\x1f\x7f]')
+_CREDENTIAL_WORDS = re.compile(r"auth|key|token|secret|signature|cookie|password", re.I)
+
+
+def is_credential_header(name: str) -> bool:
+    """A header that carries a credential: a known one, or one whose name says so (``X-Custom-Auth``)."""
+    lower = name.lower()
+    return lower in CREDENTIAL_HEADERS or bool(_CREDENTIAL_WORDS.search(lower))
 
 
 @dataclass(slots=True)
@@ -120,11 +132,15 @@ class Redactor:
             return self.tree(events)  # type: ignore[no-any-return]
         return [self.tree({**ev, "data": self.body(ev.get("data"))} if "data" in ev else ev) for ev in events]
 
-    def headers(self, headers: Iterable[tuple[str, str]], allow: frozenset[str]) -> dict[str, str]:
+    def headers(
+        self, headers: Iterable[tuple[str, str]], allow: frozenset[str], *, by_name: bool = True
+    ) -> dict[str, str]:
+        """The allowed headers, redacted; credential headers learned and dropped. ``by_name=False``
+        (responses, whose ``x-ratelimit-remaining-tokens`` hold counts) learns only the known ones."""
         kept: dict[str, str] = {}
         for name, value in headers:
             lower = name.lower()
-            if lower in CREDENTIAL_HEADERS:
+            if lower in CREDENTIAL_HEADERS or (by_name and is_credential_header(lower)):
                 self.learn(value)
                 continue
             if lower in allow and lower not in self.filter_headers:

@@ -338,7 +338,7 @@ class Session:
         redactor = self.redactor
         response = Response(
             response.status,
-            redactor.headers(response.headers.items(), RESPONSE_HEADERS),
+            redactor.headers(response.headers.items(), RESPONSE_HEADERS, by_name=False),
             body=redactor.body(response.body),
             stream=redactor.events(response.stream) if response.stream is not None else None,
             truncated=response.truncated,

@@ -10,6 +10,7 @@ step but the awaits.
 from __future__ import annotations
 
 import importlib
+import re
 import sys
 import threading
 import time
@@ -61,6 +62,11 @@ def _decode(value: bytes, headers: Any) -> str:
     return value.decode("ascii") if value.isascii() else value.decode(headers.encoding)
 
 
+_CREDENTIAL_BYTES = re.compile(
+    rb"(?i)auth|key|token|secret|signature|cookie|password"
+)  # is_credential_header's words
+
+
 def _header_pairs(request: Any, provider: HttpProvider) -> list[tuple[str, str]]:
     kept = _KEPT.get(provider.meaning_headers)
     if kept is None:
@@ -69,7 +75,7 @@ def _header_pairs(request: Any, provider: HttpProvider) -> list[tuple[str, str]]
     headers = request.headers
     raw = headers.raw
     if b"".join([k for k, _ in raw]).isascii():
-        pairs = [(k, v) for k, v in raw if k.lower() in kept]
+        pairs = [(k, v) for k, v in raw if k.lower() in kept or _CREDENTIAL_BYTES.search(k)]
     else:  # a non-ASCII name only str.lower() can judge
         pairs = [(k, v) for k, v in raw if k.lower() in kept or not k.isascii()]
     return [(_decode(k, headers), _decode(v, headers)) for k, v in pairs]

@@ -21,7 +21,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 import orjson
 
 from ..cassette import Request
-from ..redact import CREDENTIAL_HEADERS, REQUEST_HEADERS
+from ..redact import REQUEST_HEADERS, is_credential_header
 from ._funnel import funnel_wrappers
 from ._patch import Patch, resolve_attr
 from .base import package_version
@@ -74,7 +74,7 @@ def request_from_wire(
         lower = name.lower()
         if lower == "content-type":
             content_type = f"{content_type}, {value}" if content_type else value
-        elif lower in allow or lower in CREDENTIAL_HEADERS:
+        elif lower in allow or is_credential_header(lower):
             kept[lower] = value
     parts = urlsplit(url)
     parsed = parse_body(body, content_type)
