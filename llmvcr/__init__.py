@@ -45,6 +45,7 @@ _LAZY = {
     "to_agentskit": "convert.agentskit",
     "from_agentskit": "convert.agentskit",
     "from_vcrpy": "convert.vcrpy",
+    "from_otel": "convert.otel",
 }
 
 __all__ = [
@@ -64,6 +65,7 @@ __all__ = [
     "create_recording_adapter",
     "create_replay_adapter",
     "from_agentskit",
+    "from_otel",
     "from_regista_trace",
     "from_vcrpy",
     "inject_error",
@@ -104,6 +106,7 @@ if TYPE_CHECKING:
     from .clients import create_replay_adapter as create_replay_adapter
     from .convert.agentskit import from_agentskit as from_agentskit
     from .convert.agentskit import to_agentskit as to_agentskit
+    from .convert.otel import from_otel as from_otel
     from .convert.regista import to_regista_trace as to_regista_trace
     from .convert.regista_trace import from_regista_trace as from_regista_trace
     from .convert.vcrpy import from_vcrpy as from_vcrpy
