@@ -39,9 +39,18 @@ SECRET_QUERY_KEYS = frozenset(
 )
 
 SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("anthropic-key", re.compile(r"sk-ant-[A-Za-z0-9_\-]{8,}")),
-    ("openai-key", re.compile(r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{16,}")),
-    ("bearer", re.compile(r"Bearer\s+[A-Za-z0-9._~+/=\-]{8,}")),
+    # A key has digits in it; "sk-learn-pipeline-examples" or "Bearer authentication" in prose does not.
+    ("anthropic-key", re.compile(r"sk-ant-(?=[A-Za-z_\-]*\d)[A-Za-z0-9_\-]{8,}")),
+    (
+        "openai-key",
+        re.compile(
+            r"sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{16,}|(?!ant-)(?=[A-Za-z_\-]*\d)[A-Za-z0-9_\-]{16,})"
+        ),
+    ),
+    (
+        "bearer",
+        re.compile(r"Bearer\s+(?:(?=[A-Za-z._~+/=\-]*\d)[A-Za-z0-9._~+/=\-]{8,}|[A-Za-z0-9._~+/=\-]{16,})"),
+    ),
     ("aws-access-key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
     ("gcp-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b")),
     ("jwt", re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")),

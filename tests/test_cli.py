@@ -496,3 +496,26 @@ def test_convert_reads_an_otel_trace(capsys: pytest.CaptureFixture[str], tmp_pat
     )
     assert [e.request.path for e in llmvcr.load_cassette(out).entries] == ["/v1/messages"] * 2
     assert explicit.read_bytes() == out.read_bytes()
+
+
+def test_show_speaks_each_apis_words_and_survives_a_narrow_console(
+    capsys: pytest.CaptureFixture[str], openai_client: Any, cassette_dir: Path
+) -> None:
+    import os
+    import subprocess
+    import sys
+
+    with llmvcr.recording("narrow"):
+        openai_client.chat.completions.create(
+            model="gpt-test", messages=[{"role": "user", "content": "naïve ☃ 你好"}]
+        )
+    status, out, _ = run(capsys, "show", str(cassette_dir / "narrow.yaml"))
+    assert status == 0 and "(stop;" in out and "end_turn" not in out
+    narrow = subprocess.run(
+        [sys.executable, "-m", "llmvcr", "show", str(cassette_dir / "narrow.yaml")],
+        env={**os.environ, "PYTHONIOENCODING": "cp1252"},
+        capture_output=True,
+        timeout=60,
+    )
+    assert narrow.returncode == 0, narrow.stderr
+    assert "na\xefve ? ??".encode("cp1252") in narrow.stdout

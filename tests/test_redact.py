@@ -305,3 +305,13 @@ def test_redact_paths_reach_response_bodies_and_stream_events() -> None:
         {"event": "message_start", "data": {"id": "<REDACTED:path>", "n": 1}},
         {"data": "[DONE]"},
     ]
+
+
+def test_prose_about_keys_is_not_redacted_and_a_key_is_reported_once() -> None:
+    from llmvcr.redact import Redactor, find_secrets
+
+    prose = "Explain Bearer authentication and the sk-learn-pipeline-examples repo"
+    assert Redactor().text(prose) == prose  # replay must send what live sent
+    key = "sk-ant-api03-SENTINEL-anthropic-key-0123456789"
+    assert [kind for _, kind, _ in find_secrets({"body": key})] == ["anthropic-key"]
+    assert key not in Redactor().text(f"Authorization: Bearer {key}")

@@ -135,6 +135,10 @@ def _one_line(err: BaseException) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (``python -m llmvcr`` and the ``llmvcr`` script)."""
     args = build_parser().parse_args(argv)
+    for stream in (sys.stdout, sys.stderr):  # a console that cannot show a character gets a '?'
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="replace")
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any, TextIO
 
 from ..cassette import Cassette, Entry
-from ..convert import JSON, read_call, stream_finished
+from ..convert import JSON, OPENAI_FINISH, read_call, stream_finished
 from ..diff import shorten_pair, structural_diff
 from ..errors import CommandError, LLMVCRError
 from ..storage import load_cassette
@@ -136,7 +136,10 @@ def show_lines(cassette: Cassette) -> Iterator[str]:
         for block in call.response["message"]["content"]:
             yield from _block_lines("assistant", block, "  → ")
         u = call.response["usage"]
-        yield f"    ({call.response['stop_reason']}; {u['input_tokens']} in, {u['output_tokens']} out)"
+        reason = call.response["stop_reason"]
+        if call.api != "anthropic":  # the API's own word: "stop", not the neutral "end_turn"
+            reason = OPENAI_FINISH.get(reason, reason)
+        yield f"    ({reason}; {u['input_tokens']} in, {u['output_tokens']} out)"
         history = [*messages, call.response["message"]]
 
 
