@@ -519,3 +519,28 @@ def test_show_speaks_each_apis_words_and_survives_a_narrow_console(
     )
     assert narrow.returncode == 0, narrow.stderr
     assert "na\xefve ? ??".encode("cp1252") in narrow.stdout
+
+
+def test_prune_takes_several_files_and_folders(
+    capsys: pytest.CaptureFixture[str], anthropic_client: Any, cassette_dir: Path
+) -> None:
+    def ask(text: str) -> None:
+        anthropic_client.messages.create(
+            model="claude-test", max_tokens=8, messages=[{"role": "user", "content": text}]
+        )
+
+    for name in ("a", "b", "never"):
+        with llmvcr.recording(name):
+            ask("one")
+            ask("two")
+    with PlayLog():
+        for name in ("a", "b"):
+            with llmvcr.recording(name, record_mode="none"):
+                ask("two")
+    status, out, _ = run(capsys, "prune", str(cassette_dir))
+    assert status == 0
+    assert "a.yaml: kept 1 of 2 entries, dropped 1" in out and "b.yaml: kept 1 of 2 entries, dropped 1" in out
+    assert "never.yaml: skipped (no run has recorded what it played)" in out
+    assert len(llmvcr.load_cassette(cassette_dir / "never.yaml")) == 2
+    status, _, err = run(capsys, "prune", str(cassette_dir / "never.yaml"), str(cassette_dir / "a.yaml"))
+    assert status == 2 and "never.yaml: no run has recorded what it played" in err

@@ -5,7 +5,7 @@
     llmvcr diff A B                       entry by entry, structurally
     llmvcr convert SRC --to FORMAT -o OUT [--from FORMAT]   SRC may be a folder: every file in it
     llmvcr scan PATH...                   exit 1 when anything looks like a credential
-    llmvcr prune CASSETTE                 drop the entries the last run did not play
+    llmvcr prune PATH...                  drop the entries the last run did not play
 
 Errors are one line on stderr (what went wrong, with which file, and what to do) and exit status 2;
 ``diff`` and ``scan`` exit 1 for "different" and "found".
@@ -119,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(.pytest_cache/d/llmvcr). Refuses when no run recorded it, when a test using it "
         "failed, or when the file changed since.",
     )
-    prune.add_argument("cassette", metavar="CASSETTE")
+    prune.add_argument("cassettes", nargs="+", metavar="PATH", help="cassette files or folders")
     prune.add_argument("--dry-run", action="store_true", help="say what would go, change nothing")
     prune.set_defaults(run=cmd_prune)
     return parser

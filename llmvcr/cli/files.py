@@ -164,7 +164,26 @@ def _hashes(document: JSON, path: str) -> list[str]:
 
 
 def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
-    path = existing(args.cassette)
+    """Prune each cassette named, and every cassette in each folder named (skipping those no run
+    recorded); a cassette that cannot be pruned is an error line, and the others still are."""
+    failed = 0
+    for argument in args.cassettes:
+        in_folder = os.path.isdir(argument)
+        for path in _files([argument]) if in_folder else [existing(argument)]:
+            if path.lower().endswith(".jsonl"):
+                continue
+            if in_folder and read_record(path) is None:
+                print(f"{path}: skipped (no run has recorded what it played)", file=out)
+                continue
+            try:
+                _prune(path, args.dry_run, out)
+            except CommandError as err:
+                print(f"llmvcr: error: {err}", file=sys.stderr)
+                failed += 1
+    return 2 if failed else 0
+
+
+def _prune(path: str, dry_run: bool, out: TextIO) -> None:
     record = read_record(path)
     if record is None:
         raise CommandError(
@@ -188,10 +207,10 @@ def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
                 f"{len(hashes)} now); run the tests that use it again, then prune"
             )
         drop = set(record.unplayed)
-        if not args.dry_run and drop:
+        if not dry_run and drop:
             document["entries"] = [e for i, e in enumerate(document["entries"]) if i not in drop]
             atomic_write(path, dump_document(document, "json" if path.lower().endswith(".json") else "yaml"))
-    if not args.dry_run and drop:
+    if not dry_run and drop:
         update_record(
             path,
             lambda previous: (
@@ -200,10 +219,9 @@ def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
                 else type(previous)(previous.run, previous.finished, previous.entries - len(drop), {}, [])
             ),
         )
-    verb = "would drop" if args.dry_run else "dropped"
+    verb = "would drop" if dry_run else "dropped"
     print(
         f"{path}: kept {len(hashes) - len(drop)} of {len(hashes)} entries, {verb} {len(drop)} "
         f"(not played by the run of {record.finished})",
         file=out,
     )
-    return 0
