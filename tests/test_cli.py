@@ -368,7 +368,8 @@ def test_errors_are_one_line(
     # missing files, folders and wrong formats say what to do
     err = one_line_error(capsys, "show", "nope")
     assert (
-        f"nope: no such file (nor {agent.parent / 'nope.yaml'}); check the path" in err
+        f"nope: no such file (nor {agent.parent / 'nope.yaml'}), nor in a 'cassettes' folder below here"
+        in err
     )  # the cassette folder
     assert "is a folder; name a cassette file in it" in one_line_error(capsys, "show", str(tmp_path))
     assert "is a file; llmvcr ls lists a folder" in one_line_error(capsys, "ls", str(agent))
@@ -544,3 +545,19 @@ def test_prune_takes_several_files_and_folders(
     assert len(llmvcr.load_cassette(cassette_dir / "never.yaml")) == 2
     status, _, err = run(capsys, "prune", str(cassette_dir / "never.yaml"), str(cassette_dir / "a.yaml"))
     assert status == 2 and "never.yaml: no run has recorded what it played" in err
+
+
+def test_a_bare_name_is_found_in_the_cassettes_folders_beside_the_tests(
+    capsys: pytest.CaptureFixture[str], anthropic_client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "project"
+    cassette = project / "tests" / "cassettes" / "test_chat" / "test_one.yaml"
+    with llmvcr.recording(cassette):
+        anthropic_client.messages.create(
+            model="claude-test", max_tokens=8, messages=[{"role": "user", "content": "beside"}]
+        )
+    monkeypatch.chdir(project)
+    status, out, _ = run(capsys, "show", "test_chat/test_one")
+    assert status == 0 and "beside" in out
+    status, _, err = run(capsys, "show", "test_chat/test_two")
+    assert status == 2 and "nor in a 'cassettes' folder below here" in err

@@ -25,7 +25,8 @@ _KNOWN = (
 
 
 def existing(argument: str) -> str:
-    """A file named on the command line: the path as given when it exists, else a cassette name."""
+    """A file named on the command line: the path as given, else a cassette name under the cassette
+    directory, else that name in the ``cassettes`` folders pytest tests keep beside them."""
     if os.path.isfile(argument):
         return argument
     resolved = resolve_path(argument)
@@ -35,8 +36,34 @@ def existing(argument: str) -> str:
         raise CommandError(
             f"{argument} is a folder; name a cassette file in it (llmvcr ls {argument} lists them)"
         )
+    found = _beside_tests(argument)
+    if len(found) == 1:
+        return found[0]
+    if found:
+        raise CommandError(f"{argument} names several cassettes: {', '.join(found[:5])}; give the path")
     also = f" (nor {resolved})" if resolved != argument else ""
-    raise CommandError(f"{argument}: no such file{also}; check the path (llmvcr ls DIR lists cassettes)")
+    raise CommandError(
+        f"{argument}: no such file{also}, nor in a 'cassettes' folder below here; check the path "
+        f"(llmvcr ls DIR lists cassettes)"
+    )
+
+
+_SKIPPED = frozenset({".git", ".venv", "venv", "node_modules", ".tox", ".pytest_cache", "__pycache__"})
+
+
+def _beside_tests(name: str) -> list[str]:
+    """``test_chat/test_one`` or ``test_one.yaml`` in any ``cassettes`` folder below the current one."""
+    wanted = name if name.lower().endswith(SUFFIXES) else None
+    found: list[str] = []
+    for directory, folders, _ in os.walk("."):
+        folders[:] = sorted(f for f in folders if f not in _SKIPPED and not f.startswith(".venv"))
+        if os.path.basename(directory) != "cassettes":
+            continue
+        candidates = [wanted] if wanted else [name + suffix for suffix in SUFFIXES]
+        found += [
+            os.path.join(directory, c) for c in candidates if os.path.isfile(os.path.join(directory, c))
+        ]
+    return [os.path.normpath(p) for p in found]
 
 
 # -- reading any supported format -----------------------------------------------------------------
