@@ -16,6 +16,10 @@ from .errors import CassetteFormatError
 FORMAT_VERSION = 1
 
 
+class Inline(list):  # type: ignore[type-arg]
+    """A list a YAML cassette writes on one line (``[0.0, 12.5, 30.1]``)."""
+
+
 def _release() -> str:
     try:
         return importlib.metadata.version("pyllmvcr")
@@ -41,7 +45,14 @@ def entry_to_mapping(entry: Entry) -> dict[str, Any]:
     if res.headers:
         response["headers"] = dict(res.headers)
     if res.stream is not None:
-        response["stream"] = res.stream
+        timing = [event.get("t") for event in res.stream]
+        if any(t is not None for t in timing):
+            # Arrival offsets on one line of their own: re-recording an unchanged stream changes
+            # that line only, not one line per event, so a PR diff shows what the model said.
+            response["stream"] = [{k: v for k, v in event.items() if k != "t"} for event in res.stream]
+            response["timing"] = Inline(timing)
+        else:
+            response["stream"] = res.stream
     else:
         response["body"] = res.body
     if res.truncated:
@@ -99,6 +110,19 @@ def entry_from_mapping(raw: Mapping[str, Any], path: str, position: int) -> Entr
     if not isinstance(res_headers, dict):
         raise CassetteFormatError(path, "expected a mapping", entry=position, field="response.headers")
     stream = response.get("stream")
+    timing = response.get("timing")
+    if timing is not None:
+        if not isinstance(stream, list) or not isinstance(timing, list) or len(timing) != len(stream):
+            raise CassetteFormatError(
+                path,
+                "expected one arrival offset (ms) per stream event",
+                entry=position,
+                field="response.timing",
+            )
+        stream = [
+            {**event, "t": t} if isinstance(event, dict) and t is not None else event
+            for event, t in zip(stream, timing, strict=True)
+        ]
     if stream is not None:
         if not isinstance(stream, list):
             raise CassetteFormatError(

@@ -22,7 +22,7 @@ from .cassette import Cassette
 from .entries import Entry
 from .errors import CassetteFormatError, CassetteNotFoundError
 from .parse_cache import parsed
-from .schema import FORMAT_VERSION, entry_to_mapping, migrate
+from .schema import FORMAT_VERSION, Inline, entry_to_mapping, migrate
 
 try:  # the C parser and emitter when libyaml is there: the same safe semantics, faster
     _YamlLoader: Any = yaml.CSafeLoader
@@ -49,6 +49,9 @@ def _represent_str(dumper: Any, value: str) -> Any:
 
 
 _Dumper.add_representer(str, _represent_str)
+_Dumper.add_representer(
+    Inline, lambda dumper, value: dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=True)
+)
 
 
 def format_of(path: str) -> str:

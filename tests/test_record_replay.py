@@ -704,7 +704,10 @@ def test_yaml_cassette_layout_is_format_version_1(
     assert set(plain["response"]["headers"]) <= {"content-type", "request-id", "x-request-id", "retry-after"}
     events = streamed["response"]["stream"]
     assert "body" not in streamed["response"] and events
-    assert all(set(e) <= {"event", "data", "t"} and isinstance(e["t"], float) for e in events)
+    assert all(set(e) <= {"event", "data"} for e in events)
+    timing = streamed["response"]["timing"]  # arrival offsets in ms, one per event, on one line
+    assert len(timing) == len(events) and all(isinstance(t, float) for t in timing)
+    assert "timing: [" in raw
     assert events[-1]["data"] == "[DONE]" and isinstance(events[0]["data"], dict)
     # long text as a block scalar, and the C loader/dumper when libyaml is there
     assert "content: |-\n" in raw and "        second line\n" in raw

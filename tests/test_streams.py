@@ -241,3 +241,31 @@ def test_a_stream_left_unread_is_kept_when_the_cassette_closes(openai_client: An
     assert first.choices is not None and stream is not None  # still referenced: nothing closed it
     entry = llmvcr.load_cassette(cassette_dir / "left-open.yaml").entries[0]
     assert entry.response.truncated and len(entry.response.stream or []) >= 1
+
+
+def test_re_recording_an_unchanged_stream_changes_one_timing_line(
+    openai_client: Any, cassette_dir: Any
+) -> None:
+    """The arrival offsets sit on one line, so a PR that re-records a stream shows content changes only."""
+    import difflib
+
+    texts = []
+    for _ in range(2):
+        with llmvcr.recording("timing", record_mode="all"):
+            list(
+                openai_client.chat.completions.create(
+                    model="gpt-test",
+                    messages=[{"role": "user", "content": "one two three four five six"}],
+                    stream=True,
+                )
+            )
+        texts.append((cassette_dir / "timing.yaml").read_text())
+    changed = [
+        line
+        for line in difflib.unified_diff(texts[0].splitlines(), texts[1].splitlines(), lineterm="", n=0)
+        if line.startswith(("+", "-")) and not line.startswith(("+++", "---"))
+    ]
+    timing_lines = [line for line in changed if "timing: [" in line]
+    assert len(timing_lines) <= 2 and len(changed) == len(timing_lines), changed
+    cassette = llmvcr.load_cassette(cassette_dir / "timing.yaml")
+    assert all("t" in event for event in cassette.entry(0).response.stream or [])  # pacing is kept
