@@ -1,0 +1,148 @@
+"""Fast YAML cassette parsing: an optional Rust parser and a content-addressed parse cache.
+
+Both give exactly what ``yaml.load(data, Loader=CSafeLoader)`` gives, only sooner:
+
+* ``parse_yaml(data)`` uses ``ryaml`` (``pip install 'pyllmvcr[fast]'``) when it is installed and
+  the text holds nothing on which YAML 1.2 (ryaml) and PyYAML's YAML 1.1 could disagree (tags,
+  anchors, merge keys, ``yes``/``on``, dates, octal or sexagesimal numbers, ``.inf``); otherwise,
+  and on any ryaml error, PyYAML's C loader, which also raises the errors storage reports.
+* ``ParseCache`` keeps each parsed document as orjson bytes under pytest's cache
+  (``.pytest_cache/d/llmvcr/parsed-1``), else the user's cache folder. The key is the sha256 of the
+  file's bytes, so a changed cassette is always parsed again; an unreadable or corrupt entry is
+  ignored and rewritten; a document orjson cannot give back identically is never cached.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import tempfile
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+import yaml
+
+try:
+    import ryaml
+except ImportError:  # the optional extra "fast"
+    ryaml = None
+
+try:
+    _SafeLoader: Any = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - libyaml missing
+    _SafeLoader = yaml.SafeLoader
+
+__all__ = ["CACHE_FOLDER", "ParseCache", "cache_folder_for", "parse_yaml", "parse_yaml_pyyaml"]
+
+CACHE_FOLDER = "parsed-1"  # bump when what is stored changes meaning
+
+# Text on which YAML 1.2 (ryaml) and YAML 1.1 (PyYAML) may read differently: such a document
+# goes to PyYAML. Matches inside quoted or block text only cost the fast path, never correctness.
+_PLAIN = r"(?:^|[:\-?,\[\{]\s)\s*"  # where a plain scalar value starts
+_RISKY = re.compile(
+    rb"(?:^|[\s\[\{,])[!&*]"  # tags, anchors, aliases
+    rb"|<<|^\s*(?:-\s+)?=\s*:"  # merge keys, the value key
+    rb"|(?:^|[:\-?]\s)\s*[\[\{](?![\]\}])"  # flow collections other than [] and {}
+    rb"|" + _PLAIN.encode() + rb"(?:"
+    rb"(?i:y|n|yes|no|on|off)"  # YAML 1.1 booleans
+    rb"|[-+]?\.(?i:inf|nan)|[-+]?[0-9._]*_[0-9._]*|[-+]?[0-9]*\.[0-9]*[eE][-+]?[0-9]+"  # floats but d.d
+    rb"|[-+]?[0-9]+[eE][-+]?[0-9]+|[-+]?0(?:[0-7_]+|[box][0-9a-fA-F_]+)"  # exponents, octal, hex
+    rb"|[-+]?[0-9][0-9_]*(?:(?::[0-5]?[0-9])+|_[0-9_]*)(?:\.[0-9_]*)?"  # sexagesimal, 1_000
+    rb"|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt ][^#\n]*)?"  # timestamps
+    rb")\s*(?:#.*)?$",
+    re.MULTILINE,
+)
+
+
+def parse_yaml_pyyaml(data: bytes) -> Any:
+    """PyYAML's safe C loader: the reference every other path must equal."""
+    return yaml.load(data, Loader=_SafeLoader)
+
+
+def parse_yaml(data: bytes) -> Any:
+    """``parse_yaml_pyyaml(data)``, through ryaml when that is installed and safe to use."""
+    if ryaml is not None and _RISKY.search(data) is None:
+        try:
+            return ryaml.loads(data.decode("utf-8"))
+        except Exception:  # PyYAML parses again and raises the error storage knows how to report
+            pass
+    return parse_yaml_pyyaml(data)
+
+
+# -- the cache --------------------------------------------------------------------------------
+def _user_cache() -> str:
+    override = os.environ.get("LLMVCR_STATE_DIR")
+    if override:
+        return override
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "llmvcr")
+
+
+_FOLDERS: dict[str, str] = {}  # cassette folder -> cache folder, found once per process
+
+
+def cache_folder_for(cassette_path: str) -> str:
+    """pytest's cache of the nearest project above the cassette, else the user's cache folder."""
+    start = os.path.dirname(os.path.abspath(cassette_path))
+    found = _FOLDERS.get(start)
+    if found is not None:
+        return found
+    folder, base = start, None
+    if not os.environ.get("LLMVCR_STATE_DIR"):
+        while True:
+            cache = os.path.join(folder, ".pytest_cache")
+            if os.path.isdir(cache):
+                base = os.path.join(cache, "d", "llmvcr")
+                break
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                break
+            folder = parent
+    _FOLDERS[start] = found = os.path.join(base or _user_cache(), CACHE_FOLDER)
+    return found
+
+
+class ParseCache:
+    """Parsed documents by the sha256 of their bytes, stored as orjson under ``folder``.
+
+    >>> ParseCache(cache_folder_for(path)).load(data, parse_yaml)
+    """
+
+    def __init__(self, folder: str) -> None:
+        self.folder = folder
+
+    def entry_path(self, data: bytes) -> str:
+        digest = hashlib.sha256(data).hexdigest()
+        return os.path.join(self.folder, digest[:2], digest[2:] + ".json")
+
+    def load(self, data: bytes, parse: Callable[[bytes], Any]) -> Any:
+        """The document ``parse(data)`` gives, from the cache when these exact bytes were parsed before."""
+        entry = self.entry_path(data)
+        try:
+            with open(entry, "rb") as f:
+                return orjson.loads(f.read())
+        except (OSError, orjson.JSONDecodeError):
+            pass  # missing, unreadable or corrupt: parse and (re)write
+        document = parse(data)
+        self._store(entry, document)
+        return document
+
+    def _store(self, entry: str, document: Any) -> None:
+        try:
+            blob = orjson.dumps(document)
+        except TypeError:  # int keys, dates, bytes, huge ints: not a JSON document
+            return
+        if orjson.loads(blob) != document:  # a date became text, nan became null: keep parsing
+            return
+        try:
+            os.makedirs(os.path.dirname(entry), exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(entry))
+            with os.fdopen(fd, "wb") as f:
+                f.write(blob)
+            os.replace(tmp, entry)  # readers see the whole entry or none
+        except OSError:  # a read-only cache costs speed, never a failed replay
+            with contextlib.suppress(OSError, UnboundLocalError):
+                os.unlink(tmp)

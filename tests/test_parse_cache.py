@@ -1,0 +1,152 @@
+"""The fast YAML path and the parse cache give exactly what PyYAML's safe loader gives."""
+
+from __future__ import annotations
+
+import datetime
+import glob
+import os
+
+import pytest
+import ryaml
+import yaml
+
+from llmvcr import parse_cache
+from llmvcr.parse_cache import ParseCache, cache_folder_for, parse_yaml, parse_yaml_pyyaml
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CASSETTES = sorted(
+    glob.glob(os.path.join(ROOT, "tests", "**", "*.y*ml"), recursive=True)
+    + glob.glob(os.path.join(ROOT, "cassettes", "**", "*.y*ml"), recursive=True)
+)
+
+# documents where YAML 1.2 (ryaml) and PyYAML's YAML 1.1 disagree, or that PyYAML refuses
+RISKY = [
+    "a: yes\nb: off\n",
+    "a: 1e5\n",
+    "a: 1_000\n",
+    "a: 017\n",
+    "a: 1:20\n",
+    "a: 2024-01-02\n",
+    "a: .nan\n",
+    "a: &x [1, 2]\nb: *x\n",
+    "base: &b {x: 1}\nc:\n  <<: *b\n  y: 2\n",
+    "a: [1.5e+3, 2]\n",
+]
+
+
+def test_there_are_cassettes_to_compare() -> None:
+    assert len(CASSETTES) >= 3
+
+
+@pytest.mark.parametrize("path", CASSETTES, ids=os.path.basename)
+def test_ryaml_and_the_fast_path_equal_pyyaml_on_every_cassette(path: str) -> None:
+    with open(path, "rb") as f:
+        data = f.read()
+    expected = parse_yaml_pyyaml(data)
+    assert ryaml.loads(data.decode("utf-8")) == expected
+    assert parse_yaml(data) == expected
+
+
+@pytest.mark.parametrize("text", RISKY)
+def test_documents_yaml_versions_read_differently_go_to_pyyaml(text: str) -> None:
+    data = text.encode()
+    # repr compares types too (1.0 == 1, True == 1) and reads nan as nan
+    assert repr(parse_yaml(data)) == repr(parse_yaml_pyyaml(data))
+
+
+def test_ryaml_alone_would_read_them_differently() -> None:
+    # the guard is there for a reason: these are what ryaml gets wrong for a PyYAML reader
+    assert ryaml.loads("a: yes\n") != parse_yaml_pyyaml(b"a: yes\n")
+    assert ryaml.loads("a: 1e5\n") != parse_yaml_pyyaml(b"a: 1e5\n")
+    assert ryaml.loads("a: 2024-01-02\n") != parse_yaml_pyyaml(b"a: 2024-01-02\n")
+
+
+@pytest.mark.parametrize("path", CASSETTES, ids=os.path.basename)
+def test_without_ryaml_pyyaml_is_the_fallback(path: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parse_cache, "ryaml", None)
+    with open(path, "rb") as f:
+        data = f.read()
+    assert parse_yaml(data) == yaml.load(data, Loader=yaml.CSafeLoader)
+
+
+def test_errors_are_pyyamls() -> None:
+    with pytest.raises(yaml.YAMLError):
+        parse_yaml(b"a: [unclosed\n")
+    with pytest.raises(yaml.constructor.ConstructorError):
+        parse_yaml(b"a: !!python/object/apply:os.system ['true']\n")
+
+
+# -- the cache ----------------------------------------------------------------------------------
+class Counting:
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, data: bytes) -> object:
+        self.calls += 1
+        return parse_yaml(data)
+
+
+def test_the_second_load_of_the_same_bytes_is_served_from_the_cache(tmp_path: object) -> None:
+    cache, parse = ParseCache(str(tmp_path)), Counting()
+    with open(CASSETTES[0], "rb") as f:
+        data = f.read()
+    first = cache.load(data, parse)
+    second = cache.load(data, parse)
+    assert parse.calls == 1
+    assert first == second == parse_yaml_pyyaml(data)
+    assert os.path.exists(cache.entry_path(data))
+
+
+def test_a_changed_file_is_always_parsed_again(tmp_path: object) -> None:
+    cache, parse = ParseCache(str(tmp_path)), Counting()
+    assert cache.load(b"version: 1\nentries: []\n", parse) == {"version": 1, "entries": []}
+    assert cache.load(b"version: 2\nentries: []\n", parse) == {"version": 2, "entries": []}
+    assert parse.calls == 2
+
+
+def test_a_corrupt_entry_is_ignored_and_rewritten(tmp_path: object) -> None:
+    cache, parse = ParseCache(str(tmp_path)), Counting()
+    data = b"version: 1\nentries: [{a: 1}]\n"
+    cache.load(data, parse)
+    with open(cache.entry_path(data), "wb") as f:
+        f.write(b'{"version": 1, "entr')  # a torn write
+    assert cache.load(data, parse) == {"version": 1, "entries": [{"a": 1}]}
+    assert parse.calls == 2
+    assert cache.load(data, parse) == {"version": 1, "entries": [{"a": 1}]}
+    assert parse.calls == 2  # rewritten whole
+
+
+def test_documents_json_cannot_give_back_are_not_cached(tmp_path: object) -> None:
+    cache, parse = ParseCache(str(tmp_path)), Counting()
+    data = b"when: 2024-01-02\n1: int key\n"
+    for _ in range(2):
+        document = cache.load(data, parse)
+        assert document == {"when": datetime.date(2024, 1, 2), 1: "int key"}
+    assert parse.calls == 2
+    assert not os.path.exists(cache.entry_path(data))
+
+
+def test_an_unwritable_cache_costs_speed_not_the_load(tmp_path: object) -> None:
+    blocker = os.path.join(str(tmp_path), "file")
+    with open(blocker, "w") as f:
+        f.write("not a folder")
+    cache, parse = ParseCache(os.path.join(blocker, "cache")), Counting()
+    assert cache.load(b"a: 1\n", parse) == {"a": 1}
+    assert cache.load(b"a: 1\n", parse) == {"a": 1}
+    assert parse.calls == 2
+
+
+def test_the_cache_lives_in_pytests_cache_of_the_project(
+    tmp_path: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("LLMVCR_STATE_DIR", raising=False)
+    project = os.path.join(str(tmp_path), "project")
+    os.makedirs(os.path.join(project, ".pytest_cache"))
+    os.makedirs(os.path.join(project, "tests", "cassettes"))
+    cassette = os.path.join(project, "tests", "cassettes", "a.yaml")
+    assert cache_folder_for(cassette) == os.path.join(
+        project, ".pytest_cache", "d", "llmvcr", parse_cache.CACHE_FOLDER
+    )
+    monkeypatch.setenv("LLMVCR_STATE_DIR", os.path.join(str(tmp_path), "state"))
+    elsewhere = os.path.join(str(tmp_path), "elsewhere", "b.yaml")
+    assert cache_folder_for(elsewhere) == os.path.join(str(tmp_path), "state", parse_cache.CACHE_FOLDER)
