@@ -79,7 +79,9 @@ class Suite:
             with open(os.path.join(path, "pytest.ini"), "w") as f:
                 f.write("[pytest]\n")
 
-    def pytest(self, tool: str, *, mode: str, extra: tuple[str, ...] = (), env: dict[str, str] | None = None) -> float:
+    def pytest(
+        self, tool: str, *, mode: str, extra: tuple[str, ...] = (), env: dict[str, str] | None = None
+    ) -> float:
         """Run the tool's project; returns the wall time of the whole pytest process."""
         off, option, tool_env = TOOLS[tool]
         args = [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", *extra]
@@ -123,12 +125,18 @@ class Suite:
         return times, wall
 
 
+def _read(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
+
+
 def _ms(seconds: float) -> str:
     return f"{seconds * 1e3:.2f} ms"
 
 
-def run(n: int, rounds: int) -> None:
-    with tempfile.TemporaryDirectory(prefix="llmvcr-suite-") as folder:
+def run(n: int, rounds: int, keep: str | None = None) -> None:
+    with tempfile.TemporaryDirectory(prefix="llmvcr-suite-") as temporary:
+        folder = keep or temporary
         suite = Suite(folder, n)
         suite.generate()
         suite.record()
@@ -150,7 +158,9 @@ def run(n: int, rounds: int) -> None:
         best = {t: min(medians[t]) - floor for t in TOOLS}
         fastest_peer = min(best["pytest-recording (vcrpy)"], best["cassetter"])
         print(f"\n{n} tests x 3 calls, one cassette per test; best of {rounds} runs\n")
-        print("| tool | per test (median) | over floor | ÷ fastest peer | mean per test over floor | serial wall | -n 2 wall | -n 2 over floor |")
+        print(
+            "| tool | per test (median) | over floor | ÷ fastest peer | mean per test over floor | serial wall | -n 2 wall | -n 2 over floor |"
+        )
         print("|---|---|---|---|---|---|---|---|")
         for tool in TOOLS:
             over = best[tool]
@@ -190,13 +200,21 @@ print(t1 - t0, first, later)
 """
     runs = []
     for _ in range(5):
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=suite.here, env={**os.environ, "PYTHONPATH": suite.here})
+        out = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            cwd=suite.here,
+            env={**os.environ, "PYTHONPATH": suite.here},
+        )
         if out.returncode:
             raise SystemExit(out.stderr)
         runs.append([float(x) for x in out.stdout.split()])
     imp = statistics.median(r[0] for r in runs)
     extra = statistics.median(r[1] - r[2] for r in runs)
-    print(f"\n`import llmvcr` + `llmvcr.pytest_plugin` after the SDK imports: {_ms(imp)} (median of 5 processes)")
+    print(
+        f"\n`import llmvcr` + `llmvcr.pytest_plugin` after the SDK imports: {_ms(imp)} (median of 5 processes)"
+    )
     print(f"first cassette's extra cost over a later one, after the SDK imports: {_ms(extra)}")
 
 
@@ -216,9 +234,8 @@ def loads(suite: Suite) -> None:
     yaml_path = one(suite.project("llmvcr YAML"), ".yaml")
     json_path = one(suite.project("llmvcr JSON"), ".json")
     vcr_path = one(suite.project("pytest-recording (vcrpy)"), ".yaml")
-    data = open(yaml_path, "rb").read()
-    vdata = open(vcr_path, encoding="utf-8").read()
-    jdata = open(json_path, "rb").read()
+    data, jdata = _read(yaml_path), _read(json_path)
+    vdata = _read(vcr_path).decode("utf-8")
     cache = ParseCache(os.path.join(suite.folder, "parse-cache"))
     cache.load(data, parse_yaml)
 
@@ -255,9 +272,20 @@ def profile(n: int) -> None:
             "import cProfile, sys, pytest; sys.argv=['pytest'];"
             f"cProfile.run(\"pytest.main(['-q','-p','no:recording','-p','no:cassetter','--llmvcr-record-mode=none'])\", {out!r})"
         )
-        env = {**os.environ, "BENCH_TOOL": "llmvcr_yaml", "BENCH_BASE_URL": suite.base, "PYTHONPATH": suite.here}
+        env = {
+            **os.environ,
+            "BENCH_TOOL": "llmvcr_yaml",
+            "BENCH_BASE_URL": suite.base,
+            "PYTHONPATH": suite.here,
+        }
         env.pop("CI", None)
-        subprocess.run([sys.executable, "-c", code], cwd=suite.project("llmvcr YAML"), env=env, check=True, capture_output=True)
+        subprocess.run(
+            [sys.executable, "-c", code],
+            cwd=suite.project("llmvcr YAML"),
+            env=env,
+            check=True,
+            capture_output=True,
+        )
         import pstats
 
         stats = pstats.Stats(out)
@@ -270,9 +298,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--tests", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--keep", help="generate and keep the projects in this folder")
     args = parser.parse_args(argv)
     if args.profile:
         profile(args.tests)
     else:
-        run(args.tests, args.rounds)
+        run(args.tests, args.rounds, args.keep)
     return 0

@@ -15,7 +15,7 @@ parse cache and the fast loader before storage calls them itself.
 
 from __future__ import annotations
 
-CONFTEST = r'''
+CONFTEST = r"""
 import os, threading, time, json
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -180,7 +180,7 @@ def pytest_sessionfinish(session):
         worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
         with open(f"{out}.{worker}", "w") as f:
             json.dump(_times, f)
-'''
+"""
 
 
 def test_module(n: int) -> str:
