@@ -39,22 +39,26 @@ __all__ = ["CACHE_FOLDER", "ParseCache", "cache_folder_for", "parse_yaml", "pars
 
 CACHE_FOLDER = "parsed-1"  # bump when what is stored changes meaning
 
-# Text on which YAML 1.2 (ryaml) and YAML 1.1 (PyYAML) may read differently: such a document
-# goes to PyYAML. Matches inside quoted or block text only cost the fast path, never correctness.
-_PLAIN = r"(?:^|[:\-?,\[\{]\s)\s*"  # where a plain scalar value starts
-_RISKY = re.compile(
-    rb"(?:^|[\s\[\{,])[!&*]"  # tags, anchors, aliases
-    rb"|<<|^\s*(?:-\s+)?=\s*:"  # merge keys, the value key
-    rb"|(?:^|[:\-?]\s)\s*[\[\{](?![\]\}])"  # flow collections other than [] and {}
-    rb"|" + _PLAIN.encode() + rb"(?:"
-    rb"(?i:y|n|yes|no|on|off)"  # YAML 1.1 booleans
-    rb"|[-+]?\.(?i:inf|nan)|[-+]?[0-9._]*_[0-9._]*|[-+]?[0-9]*\.[0-9]*[eE][-+]?[0-9]+"  # floats but d.d
-    rb"|[-+]?[0-9]+[eE][-+]?[0-9]+|[-+]?0(?:[0-7_]+|[box][0-9a-fA-F_]+)"  # exponents, octal, hex
-    rb"|[-+]?[0-9][0-9_]*(?:(?::[0-5]?[0-9])+|_[0-9_]*)(?:\.[0-9_]*)?"  # sexagesimal, 1_000
-    rb"|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt ][^#\n]*)?"  # timestamps
-    rb")\s*(?:#.*)?$",
+# Text on which YAML 1.2 (ryaml) and YAML 1.1 (PyYAML) may read differently sends a document to
+# PyYAML. Matches inside quoted or block text only cost the fast path, never correctness. Each
+# pattern starts with a literal or a class, so a search skips most positions at C speed.
+_TAGS = re.compile(
+    rb"(?<=[\s\[\{,])[!&*]|<<"  # tags, anchors, aliases, merge keys
+    rb"|[:-][ \t]+=[ \t]*$|[:-][ \t]+[\[\{][ \t]*[^\]\}\s]",  # the value key, flow collections but [] {}
     re.MULTILINE,
 )
+_WORDS = re.compile(  # YAML 1.1 booleans
+    rb"[:-][ \t]+(?:[yYnN]|[yY]es|YES|[nN]o|NO|[oO]n|ON|[oO]ff|OFF)[ \t]*(?:#.*)?$", re.MULTILINE
+)
+_NUMBER = re.compile(rb"[:-][ \t]+([-+]?\.?[0-9][^\s#]*|[-+]?\.[a-zA-Z]+)[ \t]*(?:#.*)?$", re.MULTILINE)
+_NUMERIC = re.compile(rb"[-+]?(?:0[xX][0-9a-fA-F_]+|[0-9_.:eE+-]+|\.[a-zA-Z]+|[0-9]{4}-[0-9]{1,2}-[0-9].*)")
+_SAME = re.compile(rb"-?(?:0|[1-9][0-9]*)|[-+]?[0-9]*\.[0-9]+|[0-9]+(?:\.[0-9]+){2,}")  # ints, d.d, 0.1.0
+
+
+def _risky(data: bytes) -> bool:
+    if _TAGS.search(data) or _WORDS.search(data):
+        return True
+    return any(_NUMERIC.fullmatch(m) and not _SAME.fullmatch(m) for m in _NUMBER.findall(data))
 
 
 def parse_yaml_pyyaml(data: bytes) -> Any:
@@ -64,7 +68,7 @@ def parse_yaml_pyyaml(data: bytes) -> Any:
 
 def parse_yaml(data: bytes) -> Any:
     """``parse_yaml_pyyaml(data)``, through ryaml when that is installed and safe to use."""
-    if ryaml is not None and _RISKY.search(data) is None:
+    if ryaml is not None and not _risky(data):
         try:
             return ryaml.loads(data.decode("utf-8"))
         except Exception:  # PyYAML parses again and raises the error storage knows how to report
