@@ -1,4 +1,11 @@
-"""``python -m benchmarks``: see :mod:`benchmarks.run`."""
+"""``python -m benchmarks``: see :mod:`benchmarks.run`; ``python -m benchmarks suite``: :mod:`benchmarks.suite`."""
+
+import sys
+
+if sys.argv[1:2] == ["suite"]:
+    from .suite import main as suite_main
+
+    raise SystemExit(suite_main(sys.argv[2:]))
 
 from .run import main
 

@@ -1,84 +1,153 @@
-"""A content-addressed cache of parsed YAML cassettes: a file parses once per content, not per test.
+"""Fast YAML cassette parsing: an optional Rust parser and a content-addressed parse cache.
 
-PyYAML builds every node of a readable cassette in Python, about 4 ms for a typical 25 KB test
-cassette, while orjson reads the same tree in a few hundredths of that. The cache keys the parsed
-document by the SHA-256 of the file's bytes, so a changed cassette is always parsed again (the
-cache is never trusted over the file), and stores it as JSON in pytest's cache folder of the
-project (``.pytest_cache/d/llmvcr/parsed``), else the user's cache folder (``LLMVCR_CACHE_DIR``
-names another; ``LLMVCR_CACHE_DIR=off`` turns the cache off). A document JSON cannot hold
-exactly (YAML dates, binary, non-string keys) is not cached. A damaged cache file is parsed
-around and replaced. Writing the cache is best effort: a read-only folder costs speed only.
+Both give exactly what ``yaml.load(data, Loader=CSafeLoader)`` gives, only sooner:
+
+* ``parse_yaml(data)`` uses ``ryaml`` (``pip install 'pyllmvcr[fast]'``) when it is installed and
+  the text holds nothing on which YAML 1.2 (ryaml) and PyYAML's YAML 1.1 could disagree (tags,
+  anchors, merge keys, ``yes``/``on``, dates, octal or sexagesimal numbers, ``.inf``); otherwise,
+  and on any ryaml error, PyYAML's C loader, which also raises the errors storage reports.
+* ``ParseCache`` keeps each parsed document as orjson bytes under pytest's cache
+  (``.pytest_cache/d/llmvcr/parsed-1``), else the user's cache folder. The key is the sha256 of the
+  file's bytes, so a changed cassette is always parsed again; an unreadable or corrupt entry is
+  ignored and rewritten; a document orjson cannot give back identically is never cached.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import importlib
 import os
+import re
 import tempfile
 from collections.abc import Callable
 from typing import Any
 
 import orjson
+import yaml
 
-_folders: dict[str, str | None] = {}  # cassette folder -> cache folder (None: no cache)
+try:
+    ryaml: Any = importlib.import_module("ryaml")
+except ImportError:  # the optional extra "fast"
+    ryaml = None
+
+try:
+    _SafeLoader: Any = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - libyaml missing
+    _SafeLoader = yaml.SafeLoader
+
+__all__ = ["CACHE_FOLDER", "ParseCache", "cache_folder_for", "parse_yaml", "parse_yaml_pyyaml"]
+
+CACHE_FOLDER = "parsed-1"  # bump when what is stored changes meaning
+
+# Text on which YAML 1.2 (ryaml) and YAML 1.1 (PyYAML) may read differently sends a document to
+# PyYAML. Matches inside quoted or block text only cost the fast path, never correctness. Each
+# pattern starts with a literal or a class, so a search skips most positions at C speed.
+_TAGS = re.compile(
+    rb"(?<=[\s\[\{,])[!&*]|<<"  # tags, anchors, aliases, merge keys
+    rb"|[:-][ \t]+=[ \t]*$|[:-][ \t]+[\[\{][ \t]*[^\]\}\s]",  # the value key, flow collections but [] {}
+    re.MULTILINE,
+)
+_WORDS = re.compile(  # YAML 1.1 booleans
+    rb"[:-][ \t]+(?:[yYnN]|[yY]es|YES|[nN]o|NO|[oO]n|ON|[oO]ff|OFF)[ \t]*(?:#.*)?$", re.MULTILINE
+)
+_NUMBER = re.compile(rb"[:-][ \t]+([-+]?\.?[0-9][^\s#]*|[-+]?\.[a-zA-Z]+)[ \t]*(?:#.*)?$", re.MULTILINE)
+_NUMERIC = re.compile(rb"[-+]?(?:0[xX][0-9a-fA-F_]+|[0-9_.:eE+-]+|\.[a-zA-Z]+|[0-9]{4}-[0-9]{1,2}-[0-9].*)")
+_SAME = re.compile(rb"-?(?:0|[1-9][0-9]*)|[-+]?[0-9]*\.[0-9]+|[0-9]+(?:\.[0-9]+){2,}")  # ints, d.d, 0.1.0
 
 
-def _user_folder() -> str:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "llmvcr", "parsed")
+def _risky(data: bytes) -> bool:
+    if _TAGS.search(data) or _WORDS.search(data):
+        return True
+    return any(_NUMERIC.fullmatch(m) and not _SAME.fullmatch(m) for m in _NUMBER.findall(data))
 
 
-def cache_folder(cassette_path: str) -> str | None:
-    """Where the parsed form of ``cassette_path`` is kept, or None when caching is off."""
-    override = os.environ.get("LLMVCR_CACHE_DIR")
+def parse_yaml_pyyaml(data: bytes) -> Any:
+    """PyYAML's safe C loader: the reference every other path must equal."""
+    return yaml.load(data, Loader=_SafeLoader)
+
+
+def parse_yaml(data: bytes) -> Any:
+    """``parse_yaml_pyyaml(data)``, through ryaml when that is installed and safe to use."""
+    if ryaml is not None and not _risky(data):
+        try:
+            return ryaml.loads(data.decode("utf-8"))
+        except Exception:  # PyYAML parses again and raises the error storage knows how to report
+            return parse_yaml_pyyaml(data)
+    return parse_yaml_pyyaml(data)
+
+
+# -- the cache --------------------------------------------------------------------------------
+def _user_cache() -> str:
+    override = os.environ.get("LLMVCR_STATE_DIR")
     if override:
-        return None if override.lower() == "off" else override
+        return override
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "llmvcr")
+
+
+_FOLDERS: dict[str, str] = {}  # cassette folder -> cache folder, found once per process
+
+
+def cache_folder_for(cassette_path: str) -> str:
+    """pytest's cache of the nearest project above the cassette, else the user's cache folder."""
     start = os.path.dirname(os.path.abspath(cassette_path))
-    found = _folders.get(start, "")
-    if found != "":
+    found = _FOLDERS.get(start)
+    if found is not None:
         return found
-    folder = start
-    result: str | None = _user_folder()
-    while True:
-        if os.path.isdir(os.path.join(folder, ".pytest_cache")):
-            result = os.path.join(folder, ".pytest_cache", "d", "llmvcr", "parsed")
-            break
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            break
-        folder = parent
-    _folders[start] = result
-    return result
+    folder, base = start, None
+    if not os.environ.get("LLMVCR_STATE_DIR"):
+        while True:
+            cache = os.path.join(folder, ".pytest_cache")
+            if os.path.isdir(cache):
+                base = os.path.join(cache, "d", "llmvcr")
+                break
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                break
+            folder = parent
+    _FOLDERS[start] = found = os.path.join(base or _user_cache(), CACHE_FOLDER)
+    return found
 
 
-def parsed(data: bytes, path: str, parse: Callable[[bytes], Any]) -> Any:
-    """``parse(data)``, from the cache when these exact bytes were parsed before."""
-    folder = cache_folder(path)
-    if folder is None:
-        return parse(data)
-    entry = os.path.join(folder, hashlib.sha256(data).hexdigest()[:40] + ".json")
-    try:
-        with open(entry, "rb") as f:
-            return orjson.loads(f.read())
-    except (OSError, orjson.JSONDecodeError):
-        pass
-    document = parse(data)
-    _store(entry, folder, document)
-    return document
+class ParseCache:
+    """Parsed documents by the sha256 of their bytes, stored as orjson under ``folder``.
 
+    >>> ParseCache(cache_folder_for(path)).load(data, parse_yaml)
+    """
 
-def _store(entry: str, folder: str, document: Any) -> None:
-    try:
-        encoded = orjson.dumps(document)
-    except TypeError:  # not JSON-shaped: parse it each time
-        return
-    if orjson.loads(encoded) != document:  # JSON would change it (a date, a tuple): do not cache
-        return
-    try:
-        os.makedirs(folder, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
-        with os.fdopen(fd, "wb") as f:
-            f.write(encoded)
-        os.replace(tmp, entry)
-    except OSError:  # a read-only or full disk: the cache is an optimisation, the parse stands
-        return
+    def __init__(self, folder: str) -> None:
+        self.folder = folder
+
+    def entry_path(self, data: bytes) -> str:
+        digest = hashlib.sha256(data).hexdigest()
+        return os.path.join(self.folder, digest[:2], digest[2:] + ".json")
+
+    def load(self, data: bytes, parse: Callable[[bytes], Any]) -> Any:
+        """The document ``parse(data)`` gives, from the cache when these exact bytes were parsed before."""
+        entry = self.entry_path(data)
+        try:
+            with open(entry, "rb") as f:
+                return orjson.loads(f.read())
+        except (OSError, orjson.JSONDecodeError):
+            pass  # missing, unreadable or corrupt: parse and (re)write
+        document = parse(data)
+        self._store(entry, document)
+        return document
+
+    def _store(self, entry: str, document: Any) -> None:
+        try:
+            blob = orjson.dumps(document)
+        except TypeError:  # int keys, dates, bytes, huge ints: not a JSON document
+            return
+        if orjson.loads(blob) != document:  # a date became text, nan became null: keep parsing
+            return
+        try:
+            os.makedirs(os.path.dirname(entry), exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(entry))
+            with os.fdopen(fd, "wb") as f:
+                f.write(blob)
+            os.replace(tmp, entry)  # readers see the whole entry or none
+        except OSError:  # a read-only cache costs speed, never a failed replay
+            with contextlib.suppress(OSError, UnboundLocalError):
+                os.unlink(tmp)

@@ -21,7 +21,7 @@ except ImportError:  # pragma: no cover - Windows
 from .cassette import Cassette
 from .entries import Entry
 from .errors import CassetteFormatError, CassetteNotFoundError
-from .parse_cache import parsed
+from .parse_cache import ParseCache, cache_folder_for, parse_yaml
 from .schema import FORMAT_VERSION, Inline, entry_to_mapping, migrate
 
 try:  # the C parser and emitter when libyaml is there: the same safe semantics, faster
@@ -58,14 +58,12 @@ def format_of(path: str) -> str:
     return "json" if path.lower().endswith(".json") else "yaml"
 
 
-def _parse_yaml(data: bytes) -> Any:
-    return yaml.load(data, Loader=_YamlLoader)
-
-
 def parse_document(data: bytes, path: str) -> dict[str, Any]:
     fmt = format_of(path)
     try:
-        document = orjson.loads(data) if fmt == "json" else parsed(data, path, _parse_yaml)
+        document = (
+            orjson.loads(data) if fmt == "json" else ParseCache(cache_folder_for(path)).load(data, parse_yaml)
+        )
     except orjson.JSONDecodeError as err:
         raise CassetteFormatError(
             path, f"not valid JSON ({err}); restore it from version control or re-record"

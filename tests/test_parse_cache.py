@@ -1,74 +1,152 @@
-"""The parse cache of YAML cassettes: keyed by content, never trusted over the file."""
+"""The fast YAML path and the parse cache give exactly what PyYAML's safe loader gives."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
+import datetime
+import glob
+import os
 
 import pytest
+import ryaml
+import yaml
 
-import llmvcr
 from llmvcr import parse_cache
+from llmvcr.parse_cache import ParseCache, cache_folder_for, parse_yaml, parse_yaml_pyyaml
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CASSETTES = sorted(
+    glob.glob(os.path.join(ROOT, "tests", "**", "*.y*ml"), recursive=True)
+    + glob.glob(os.path.join(ROOT, "cassettes", "**", "*.y*ml"), recursive=True)
+)
+
+# documents where YAML 1.2 (ryaml) and PyYAML's YAML 1.1 disagree, or that PyYAML refuses
+RISKY = [
+    "a: yes\nb: off\n",
+    "a: 1e5\n",
+    "a: 1_000\n",
+    "a: 017\n",
+    "a: 1:20\n",
+    "a: 2024-01-02\n",
+    "a: .nan\n",
+    "a: &x [1, 2]\nb: *x\n",
+    "base: &b {x: 1}\nc:\n  <<: *b\n  y: 2\n",
+    "a: [1.5e+3, 2]\n",
+]
 
 
-@pytest.fixture
-def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "cache"
-    monkeypatch.setenv("LLMVCR_CACHE_DIR", str(folder))
-    return folder
+def test_there_are_cassettes_to_compare() -> None:
+    assert len(CASSETTES) >= 3
 
 
-def _record(anthropic_client: Any, folder: Path, text: str) -> Path:
-    path = folder / "c.yaml"
-    with llmvcr.recording(path):
-        anthropic_client.messages.create(
-            model="claude-test", max_tokens=8, messages=[{"role": "user", "content": text}]
-        )
-    return path
+@pytest.mark.parametrize("path", CASSETTES, ids=os.path.basename)
+def test_ryaml_and_the_fast_path_equal_pyyaml_on_every_cassette(path: str) -> None:
+    with open(path, "rb") as f:
+        data = f.read()
+    expected = parse_yaml_pyyaml(data)
+    assert ryaml.loads(data.decode("utf-8")) == expected
+    assert parse_yaml(data) == expected
 
 
-def test_a_cassette_is_parsed_once_per_content(cache: Path, anthropic_client: Any) -> None:
-    path = _record(anthropic_client, cache.parent, "hello")
-    first = llmvcr.load_cassette(path)
-    assert len(list(cache.glob("*.json"))) == 1
-    again = llmvcr.load_cassette(path)
-    assert [e.request.body for e in again.entries] == [e.request.body for e in first.entries]
-    # an edit changes the bytes, so the file is parsed again and never served from the cache
-    path.write_text(path.read_text().replace("hello", "edited"))
-    edited = llmvcr.load_cassette(path)
-    assert edited.entry(0).request.body["messages"][0]["content"] == "edited"
-    assert len(list(cache.glob("*.json"))) == 2
+@pytest.mark.parametrize("text", RISKY)
+def test_documents_yaml_versions_read_differently_go_to_pyyaml(text: str) -> None:
+    data = text.encode()
+    # repr compares types too (1.0 == 1, True == 1) and reads nan as nan
+    assert repr(parse_yaml(data)) == repr(parse_yaml_pyyaml(data))
 
 
-def test_a_damaged_cache_entry_is_parsed_around_and_replaced(cache: Path, anthropic_client: Any) -> None:
-    path = _record(anthropic_client, cache.parent, "hello")
-    llmvcr.load_cassette(path)
-    (entry,) = cache.glob("*.json")
-    entry.write_bytes(b'{"version": 1, "entries": [')  # truncated
-    assert llmvcr.load_cassette(path).entry(0).request.body["messages"][0]["content"] == "hello"
-    assert entry.read_bytes().startswith(b'{"version":1')
+def test_ryaml_alone_would_read_them_differently() -> None:
+    # the guard is there for a reason: these are what ryaml gets wrong for a PyYAML reader
+    assert ryaml.loads("a: yes\n") != parse_yaml_pyyaml(b"a: yes\n")
+    assert ryaml.loads("a: 1e5\n") != parse_yaml_pyyaml(b"a: 1e5\n")
+    assert ryaml.loads("a: 2024-01-02\n") != parse_yaml_pyyaml(b"a: 2024-01-02\n")
 
 
-def test_what_json_cannot_hold_is_not_cached(cache: Path, tmp_path: Path) -> None:
-    path = tmp_path / "dated.yaml"
-    path.write_text("version: 1\nrecorded_with: {}\nmetadata: {when: 2026-12-04}\nentries: []\n")
-    assert str(llmvcr.load_cassette(path).metadata["when"]) == "2026-12-04"
-    assert not cache.exists() or not list(cache.glob("*.json"))
-    assert llmvcr.load_cassette(path).metadata["when"].year == 2026  # still a date, parsed again
+@pytest.mark.parametrize("path", CASSETTES, ids=os.path.basename)
+def test_without_ryaml_pyyaml_is_the_fallback(path: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parse_cache, "ryaml", None)
+    with open(path, "rb") as f:
+        data = f.read()
+    assert parse_yaml(data) == yaml.load(data, Loader=yaml.CSafeLoader)
 
 
-def test_the_cache_can_be_turned_off_and_a_read_only_folder_costs_speed_only(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, anthropic_client: Any
+def test_errors_are_pyyamls() -> None:
+    with pytest.raises(yaml.YAMLError):
+        parse_yaml(b"a: [unclosed\n")
+    with pytest.raises(yaml.constructor.ConstructorError):
+        parse_yaml(b"a: !!python/object/apply:os.system ['true']\n")
+
+
+# -- the cache ----------------------------------------------------------------------------------
+class Counting:
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, data: bytes) -> object:
+        self.calls += 1
+        return parse_yaml(data)
+
+
+def test_the_second_load_of_the_same_bytes_is_served_from_the_cache(tmp_path: object) -> None:
+    cache, parse = ParseCache(str(tmp_path)), Counting()
+    with open(CASSETTES[0], "rb") as f:
+        data = f.read()
+    first = cache.load(data, parse)
+    second = cache.load(data, parse)
+    assert parse.calls == 1
+    assert first == second == parse_yaml_pyyaml(data)
+    assert os.path.exists(cache.entry_path(data))
+
+
+def test_a_changed_file_is_always_parsed_again(tmp_path: object) -> None:
+    cache, parse = ParseCache(str(tmp_path)), Counting()
+    assert cache.load(b"version: 1\nentries: []\n", parse) == {"version": 1, "entries": []}
+    assert cache.load(b"version: 2\nentries: []\n", parse) == {"version": 2, "entries": []}
+    assert parse.calls == 2
+
+
+def test_a_corrupt_entry_is_ignored_and_rewritten(tmp_path: object) -> None:
+    cache, parse = ParseCache(str(tmp_path)), Counting()
+    data = b"version: 1\nentries: [{a: 1}]\n"
+    cache.load(data, parse)
+    with open(cache.entry_path(data), "wb") as f:
+        f.write(b'{"version": 1, "entr')  # a torn write
+    assert cache.load(data, parse) == {"version": 1, "entries": [{"a": 1}]}
+    assert parse.calls == 2
+    assert cache.load(data, parse) == {"version": 1, "entries": [{"a": 1}]}
+    assert parse.calls == 2  # rewritten whole
+
+
+def test_documents_json_cannot_give_back_are_not_cached(tmp_path: object) -> None:
+    cache, parse = ParseCache(str(tmp_path)), Counting()
+    data = b"when: 2024-01-02\n1: int key\n"
+    for _ in range(2):
+        document = cache.load(data, parse)
+        assert document == {"when": datetime.date(2024, 1, 2), 1: "int key"}
+    assert parse.calls == 2
+    assert not os.path.exists(cache.entry_path(data))
+
+
+def test_an_unwritable_cache_costs_speed_not_the_load(tmp_path: object) -> None:
+    blocker = os.path.join(str(tmp_path), "file")
+    with open(blocker, "w") as f:
+        f.write("not a folder")
+    cache, parse = ParseCache(os.path.join(blocker, "cache")), Counting()
+    assert cache.load(b"a: 1\n", parse) == {"a": 1}
+    assert cache.load(b"a: 1\n", parse) == {"a": 1}
+    assert parse.calls == 2
+
+
+def test_the_cache_lives_in_pytests_cache_of_the_project(
+    tmp_path: object, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = _record(anthropic_client, tmp_path, "hello")
-    monkeypatch.setenv("LLMVCR_CACHE_DIR", "off")
-    assert parse_cache.cache_folder(str(path)) is None
-    assert len(llmvcr.load_cassette(path)) == 1
-    locked = tmp_path / "locked"
-    locked.mkdir()
-    locked.chmod(0o500)
-    monkeypatch.setenv("LLMVCR_CACHE_DIR", str(locked / "inner"))
-    try:
-        assert len(llmvcr.load_cassette(path)) == 1  # whether or not this user may write there
-    finally:
-        locked.chmod(0o700)
+    monkeypatch.delenv("LLMVCR_STATE_DIR", raising=False)
+    project = os.path.join(str(tmp_path), "project")
+    os.makedirs(os.path.join(project, ".pytest_cache"))
+    os.makedirs(os.path.join(project, "tests", "cassettes"))
+    cassette = os.path.join(project, "tests", "cassettes", "a.yaml")
+    assert cache_folder_for(cassette) == os.path.join(
+        project, ".pytest_cache", "d", "llmvcr", parse_cache.CACHE_FOLDER
+    )
+    monkeypatch.setenv("LLMVCR_STATE_DIR", os.path.join(str(tmp_path), "state"))
+    elsewhere = os.path.join(str(tmp_path), "elsewhere", "b.yaml")
+    assert cache_folder_for(elsewhere) == os.path.join(str(tmp_path), "state", parse_cache.CACHE_FOLDER)

@@ -1,0 +1,307 @@
+"""``python -m benchmarks suite``: a pytest suite of N small cassettes, every tool in one run.
+
+    python -m benchmarks suite [--tests 100] [--rounds 3] [--profile]
+
+Generates the project of :mod:`benchmarks.suite_project` once per tool, records each tool's
+cassettes through its own interception (loopback server), then replays: serially (per-test time
+from a hook, median over tests, best of ``--rounds`` runs) and under ``-n 2`` (wall time of the
+whole run). Prints Markdown tables; asserts nothing about timings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+from .suite_project import CONFTEST, test_module
+
+# tool -> (plugins to switch off, record-mode option, extra environment)
+TOOLS: dict[str, tuple[tuple[str, ...], str, dict[str, str]]] = {
+    "floor": (("llmvcr", "recording", "cassetter"), "", {}),
+    "pytest-recording (vcrpy)": (("llmvcr", "cassetter"), "--record-mode", {"BENCH_TOOL": "vcrpy"}),
+    "cassetter": (("llmvcr", "recording"), "--record-mode", {"BENCH_TOOL": "cassetter"}),
+    "llmvcr YAML": (("recording", "cassetter"), "--llmvcr-record-mode", {"BENCH_TOOL": "llmvcr_yaml"}),
+    "llmvcr YAML + ryaml": (
+        ("recording", "cassetter"),
+        "--llmvcr-record-mode",
+        {"BENCH_TOOL": "llmvcr_yaml", "BENCH_PATCH": "ryaml"},
+    ),
+    "llmvcr YAML + parse cache": (
+        ("recording", "cassetter"),
+        "--llmvcr-record-mode",
+        {"BENCH_TOOL": "llmvcr_yaml", "BENCH_PATCH": "cache"},
+    ),
+    "llmvcr JSON": (("recording", "cassetter"), "--llmvcr-record-mode", {"BENCH_TOOL": "llmvcr_json"}),
+}
+SHARES_CASSETTES = {"llmvcr YAML + ryaml": "llmvcr YAML", "llmvcr YAML + parse cache": "llmvcr YAML"}
+
+
+def progress(text: str) -> None:
+    sys.stderr.write(text)
+    sys.stderr.flush()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Suite:
+    def __init__(self, folder: str, n: int) -> None:
+        self.folder = folder
+        self.n = n
+        self.base = f"http://127.0.0.1:{_free_port()}"
+        self.here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+    def project(self, tool: str) -> str:
+        name = SHARES_CASSETTES.get(tool, tool)
+        return os.path.join(self.folder, "".join(c if c.isalnum() else "_" for c in name))
+
+    def generate(self) -> None:
+        for tool in TOOLS:
+            path = self.project(tool)
+            if os.path.isdir(path):
+                continue
+            os.makedirs(path)
+            with open(os.path.join(path, "conftest.py"), "w") as f:
+                f.write(CONFTEST)
+            with open(os.path.join(path, "test_suite.py"), "w") as f:
+                f.write(test_module(self.n))
+            with open(os.path.join(path, "pytest.ini"), "w") as f:
+                f.write("[pytest]\n")
+
+    def pytest(
+        self, tool: str, *, mode: str, extra: tuple[str, ...] = (), env: dict[str, str] | None = None
+    ) -> float:
+        """Run the tool's project; returns the wall time of the whole pytest process."""
+        off, option, tool_env = TOOLS[tool]
+        args = [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", *extra]
+        for plugin in off:
+            args += ["-p", f"no:{plugin}"]
+        if option:
+            args.append(f"{option}={mode}")
+        full = {k: v for k, v in os.environ.items() if k not in ("CI", "BENCH_PATCH")}
+        full.update({"BENCH_TOOL": "floor", "BENCH_BASE_URL": self.base, "PYTHONPATH": self.here})
+        full.update(tool_env)
+        full.update(env or {})
+        start = time.perf_counter()
+        done = subprocess.run(args, cwd=self.project(tool), env=full, capture_output=True, text=True)
+        wall = time.perf_counter() - start
+        if done.returncode != 0:
+            raise SystemExit(f"{tool} ({mode}) failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+        return wall
+
+    def record(self) -> None:
+        for tool in TOOLS:
+            if tool == "floor" or tool in SHARES_CASSETTES:
+                continue
+            progress(f"recording {tool}\n")
+            mode = "all" if "llmvcr" in tool else "once"
+            self.pytest(tool, mode=mode, env={"BENCH_RECORD": "1"})
+            found = glob.glob(os.path.join(self.project(tool), "**", "*.y*ml"), recursive=True)
+            found += glob.glob(os.path.join(self.project(tool), "**", "*.json"), recursive=True)
+            cassettes = [p for p in found if ".pytest_cache" not in p]
+            if len(cassettes) != self.n:
+                raise SystemExit(f"{tool}: expected {self.n} cassettes, found {len(cassettes)}")
+
+    def serial(self, tool: str) -> tuple[list[float], float]:
+        out = os.path.join(self.folder, "times")
+        for old in glob.glob(out + ".*"):
+            os.unlink(old)
+        wall = self.pytest(tool, mode="none", env={"BENCH_TIMES": out})
+        times: list[float] = []
+        for path in glob.glob(out + ".*"):
+            with open(path) as f:
+                times += json.load(f)
+        return times, wall
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.2f} ms"
+
+
+def run(n: int, rounds: int, keep: str | None = None) -> None:
+    with tempfile.TemporaryDirectory(prefix="llmvcr-suite-") as temporary:
+        folder = keep or temporary
+        suite = Suite(folder, n)
+        suite.generate()
+        suite.record()
+        medians: dict[str, list[float]] = {t: [] for t in TOOLS}
+        means: dict[str, list[float]] = {t: [] for t in TOOLS}
+        walls: dict[str, list[float]] = {t: [] for t in TOOLS}
+        xdist: dict[str, list[float]] = {t: [] for t in TOOLS}
+        for r in range(rounds):
+            for tool in TOOLS:  # the tools alternate inside each round
+                progress(f"round {r + 1}/{rounds}: {tool}\n")
+                times, wall = suite.serial(tool)
+                medians[tool].append(statistics.median(times))
+                means[tool].append(statistics.fmean(times))
+                walls[tool].append(wall)
+                xdist[tool].append(suite.pytest(tool, mode="none", extra=("-n", "2")))
+        floor = min(medians["floor"])
+        floor_mean = min(means["floor"])
+        floor_x = min(xdist["floor"])
+        best = {t: min(medians[t]) - floor for t in TOOLS}
+        fastest_peer = min(best["pytest-recording (vcrpy)"], best["cassetter"])
+        print(f"\n{n} tests x 3 calls, one cassette per test; best of {rounds} runs\n")
+        print(
+            "| tool | per test (median) | over floor | ÷ fastest peer | mean per test over floor | serial wall | -n 2 wall | -n 2 over floor |"
+        )
+        print("|---|---|---|---|---|---|---|---|")
+        for tool in TOOLS:
+            over = best[tool]
+            ratio = "" if tool == "floor" else f"{over / fastest_peer:.2f}" if fastest_peer > 0 else ""
+            print(
+                f"| {tool} | {_ms(min(medians[tool]))} | {'' if tool == 'floor' else '+' + _ms(over)} | {ratio} "
+                f"| {'' if tool == 'floor' else '+' + _ms(min(means[tool]) - floor_mean)} "
+                f"| {min(walls[tool]):.2f} s | {min(xdist[tool]):.2f} s "
+                f"| {'' if tool == 'floor' else f'+{min(xdist[tool]) - floor_x:.2f} s'} |"
+            )
+        print(f"\nfloor per test: {_ms(floor)}")
+        startup(suite)
+        loads(suite)
+
+
+def startup(suite: Suite) -> None:
+    """``import llmvcr`` + the plugin, and the first cassette's extra cost, in fresh processes."""
+    code = f"""
+import time, os, sys
+os.environ.update(BENCH_TOOL="llmvcr_yaml", BENCH_BASE_URL={suite.base!r})
+sys.path.insert(0, {suite.project("llmvcr YAML")!r})
+import anthropic, openai, httpx2, pytest
+import conftest
+conftest.three_calls(0) if False else None
+t0 = time.perf_counter()
+import llmvcr, llmvcr.pytest_plugin
+t1 = time.perf_counter()
+folder = os.path.join({suite.project("llmvcr YAML")!r}, "cassettes", "test_suite")
+def timed(i):
+    s = time.perf_counter()
+    with llmvcr.use_cassette(os.path.join(folder, f"test_ticket_{{i:04d}}.yaml"), record_mode="none"):
+        conftest.three_calls(i)
+    return time.perf_counter() - s
+first = timed(0)
+later = sorted(timed(i) for i in range(1, min(11, {suite.n})))[0]
+print(t1 - t0, first, later)
+"""
+    runs = []
+    for _ in range(5):
+        out = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            cwd=suite.here,
+            env={**os.environ, "PYTHONPATH": suite.here},
+        )
+        if out.returncode:
+            raise SystemExit(out.stderr)
+        runs.append([float(x) for x in out.stdout.split()])
+    imp = statistics.median(r[0] for r in runs)
+    extra = statistics.median(r[1] - r[2] for r in runs)
+    print(
+        f"\n`import llmvcr` + `llmvcr.pytest_plugin` after the SDK imports: {_ms(imp)} (median of 5 processes)"
+    )
+    print(f"first cassette's extra cost over a later one, after the SDK imports: {_ms(extra)}")
+
+
+def loads(suite: Suite) -> None:
+    """One 3-entry cassette parsed: PyYAML, ryaml, the parse cache, vcrpy's file, JSON."""
+    import orjson
+    import yaml
+    from vcr.serializers import yamlserializer
+
+    import llmvcr
+    from llmvcr.parse_cache import ParseCache, parse_yaml, parse_yaml_pyyaml
+
+    def one(project: str, ext: str) -> str:
+        found = sorted(glob.glob(os.path.join(project, "cassettes", "**", "*" + ext), recursive=True))
+        return found[0]
+
+    yaml_path = one(suite.project("llmvcr YAML"), ".yaml")
+    json_path = one(suite.project("llmvcr JSON"), ".json")
+    vcr_path = one(suite.project("pytest-recording (vcrpy)"), ".yaml")
+    data, jdata = _read(yaml_path), _read(json_path)
+    vdata = _read(vcr_path).decode("utf-8")
+    cache = ParseCache(os.path.join(suite.folder, "parse-cache"))
+    cache.load(data, parse_yaml)
+
+    def best(fn: object, k: int = 200) -> float:
+        times = []
+        for _ in range(k):
+            s = time.perf_counter()
+            fn()  # type: ignore[operator]
+            times.append(time.perf_counter() - s)
+        return statistics.median(times)
+
+    rows = [
+        ("PyYAML C loader (llmvcr today)", best(lambda: parse_yaml_pyyaml(data)), len(data)),
+        ("ryaml (guarded fast path)", best(lambda: parse_yaml(data)), len(data)),
+        ("parse cache hit (sha256 + read + orjson)", best(lambda: cache.load(data, parse_yaml)), len(data)),
+        ("llmvcr.load_cassette (YAML, today)", best(lambda: llmvcr.load_cassette(yaml_path)), len(data)),
+        ("vcrpy's file, vcrpy's deserializer", best(lambda: yamlserializer.deserialize(vdata)), len(vdata)),
+        ("JSON cassette, orjson", best(lambda: orjson.loads(jdata)), len(jdata)),
+    ]
+    _ = yaml
+    print("\n| YAML load, one 3-entry cassette | per cassette | file |\n|---|---|---|")
+    for what, t, size in rows:
+        print(f"| {what} | {_ms(t)} | {size / 1024:.1f} KB |")
+
+
+def profile(n: int) -> None:
+    """cProfile of the llmvcr YAML replay run (one pytest process), top functions by own time."""
+    with tempfile.TemporaryDirectory(prefix="llmvcr-suite-") as folder:
+        suite = Suite(folder, n)
+        suite.generate()
+        suite.record()
+        out = os.path.join(folder, "prof")
+        code = (
+            "import cProfile, sys, pytest; sys.argv=['pytest'];"
+            f"cProfile.run(\"pytest.main(['-q','-p','no:recording','-p','no:cassetter','--llmvcr-record-mode=none'])\", {out!r})"
+        )
+        env = {
+            **os.environ,
+            "BENCH_TOOL": "llmvcr_yaml",
+            "BENCH_BASE_URL": suite.base,
+            "PYTHONPATH": suite.here,
+        }
+        env.pop("CI", None)
+        subprocess.run(
+            [sys.executable, "-c", code],
+            cwd=suite.project("llmvcr YAML"),
+            env=env,
+            check=True,
+            capture_output=True,
+        )
+        import pstats
+
+        stats = pstats.Stats(out)
+        stats.sort_stats("tottime").print_stats(25)
+        stats.sort_stats("cumulative").print_stats("llmvcr", 30)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks suite", description=__doc__.split("\n")[0])
+    parser.add_argument("--tests", type=int, default=100)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--keep", help="generate and keep the projects in this folder")
+    args = parser.parse_args(argv)
+    if args.profile:
+        profile(args.tests)
+    else:
+        run(args.tests, args.rounds, args.keep)
+    return 0
