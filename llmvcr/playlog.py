@@ -31,7 +31,15 @@ from . import _active
 from .session import Session
 from .storage import atomic_write, file_lock
 
-__all__ = ["PLAY_STORE", "PlayLog", "PlayRecord", "read_record", "store_for", "update_record"]
+__all__ = [
+    "PLAY_STORE",
+    "PlayLog",
+    "PlayRecord",
+    "read_record",
+    "store_for",
+    "update_record",
+    "update_records",
+]
 
 PLAY_STORE = "plays.json"
 _VERSION = 1
@@ -112,24 +120,31 @@ def read_record(cassette_path: str, store: str | None = None) -> PlayRecord | No
     return None
 
 
-def update_record(
-    cassette_path: str, change: Callable[[PlayRecord | None], PlayRecord | None], store: str | None = None
-) -> str:
+Change = Callable[["PlayRecord | None"], "PlayRecord | None"]  # previous record -> new one (None: drop it)
+
+
+def update_record(cassette_path: str, change: Change, store: str | None = None) -> str:
     """Replace a cassette's record by ``change(previous)`` (None removes it), under the store's lock;
     returns the store file."""
     folder = store or store_for(cassette_path)
+    return update_records(folder, {os.path.abspath(cassette_path): change})
+
+
+def update_records(folder: str, changes: Mapping[str, Change]) -> str:
+    """Apply each ``change(previous)`` to its cassette's record (keys: absolute paths) in one read
+    and one write of the store, under its lock; returns the store file."""
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, PLAY_STORE)
-    key = os.path.abspath(cassette_path)
     with file_lock(path):
         data = _read_store(path)
         found = data.get("cassettes")
         cassettes: dict[str, Any] = found if isinstance(found, dict) else {}
-        record = change(PlayRecord.from_json(cassettes.get(key)))
-        if record is None:
-            cassettes.pop(key, None)
-        else:
-            cassettes[key] = record.as_json()
+        for key, change in changes.items():
+            record = change(PlayRecord.from_json(cassettes.get(key)))
+            if record is None:
+                cassettes.pop(key, None)
+            else:
+                cassettes[key] = record.as_json()
         document = {"version": _VERSION, "cassettes": dict(sorted(cassettes.items()))}
         atomic_write(path, (json.dumps(document, indent=1) + "\n").encode("utf-8"))
     return path
@@ -194,6 +209,7 @@ class PlayLog:
             seen = dict(self._seen)
             tests = {p: set(t) for p, t in self._tests.items()}
             failed = set(self._failed)
+        by_store: dict[str, dict[str, Change]] = {}
         for path, seen_here in sorted(seen.items()):
             if not os.path.exists(path):  # a temporary cassette, already gone
                 continue
@@ -210,10 +226,9 @@ class PlayLog:
                     failed_here = sorted(set(previous.failed_tests) | set(failed_here))
                 return PlayRecord(self.run, finished, count, unplayed, failed_here)
 
-            try:
-                written.append(update_record(path, change, self.store))
-            except OSError as err:  # replay must not fail for want of a play record; say why
-                warnings.warn(f"llmvcr: could not keep what {path} played ({err})", stacklevel=2)
+            by_store.setdefault(self.store or store_for(path), {})[path] = change
+        for folder, changes in by_store.items():  # one read and one write per store, not per cassette
+            written += _write_store(folder, changes)
         return sorted(set(written))
 
     def __enter__(self) -> PlayLog:
@@ -225,3 +240,11 @@ class PlayLog:
         if exc[0] is not None:
             self.test_failed(self.test or "(outside tests)")
         self.write()
+
+
+def _write_store(folder: str, changes: Mapping[str, Change]) -> list[str]:
+    try:
+        return [update_records(folder, changes)]
+    except OSError as err:  # replay must not fail for want of a play record; say why
+        warnings.warn(f"llmvcr: could not keep what {len(changes)} cassettes played ({err})", stacklevel=3)
+        return []
