@@ -15,7 +15,7 @@ from typing import Any, Literal, TypedDict
 
 from .cassette import Entry
 from .matching import DEFAULT_MATCH_ON, Fingerprinter, MatcherSpec, Placeholder
-from .redact import compile_paths, compile_redactions
+from .redact import compile_keep, compile_paths, compile_redactions
 
 RecordMode = Literal["once", "new_episodes", "none", "all"]
 MatchMode = Literal["strict", "sequential", "loose"]
@@ -44,6 +44,7 @@ class CassetteOptions(TypedDict, total=False):
     replay_speed: float | None
     prune: bool
     allow_unrecognized: str | Sequence[str]
+    redact_keep: str | re.Pattern[str] | Sequence[str | re.Pattern[str]]
 
 
 @dataclass(slots=True)
@@ -103,6 +104,7 @@ class Options:
     replay_speed: float | None = None
     prune: bool = False
     allow_unrecognized: tuple[str, ...] = ()  # hosts ("*": any) whose unclaimed requests may go out
+    redact_keep: tuple[str | re.Pattern[str], ...] = ()  # key-shaped text that is not a key
     fingerprinter: Fingerprinter = field(default_factory=Fingerprinter)
 
     @classmethod
@@ -119,7 +121,7 @@ class Options:
             options["match_on"] = (
                 (match_on,) if isinstance(match_on, str) or callable(match_on) else tuple(match_on)
             )
-        for key in ("ignore", "filter_headers", "redact", "allow_unrecognized"):
+        for key in ("ignore", "filter_headers", "redact", "allow_unrecognized", "redact_keep"):
             if key in options:
                 options[key] = _as_tuple(options[key])
         if options.get("placeholders") is not None:
@@ -140,4 +142,5 @@ class Options:
         fingerprinter = Fingerprinter(match_on, built.ignore, built.placeholders)
         compile_redactions(built.redact)
         compile_paths(built.redact)
+        compile_keep(built.redact_keep)
         return replace(built, fingerprinter=fingerprinter)

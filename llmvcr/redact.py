@@ -81,6 +81,7 @@ class Redactor:
     patterns: list[tuple[str, re.Pattern[str]]] = field(default_factory=list)
     filter_headers: frozenset[str] = frozenset()
     paths: list[list[str | int]] = field(default_factory=list)  # redact=["$.metadata.user_id"]
+    keep: list[re.Pattern[str]] = field(default_factory=list)  # redact_keep=: look like keys, are not
 
     def learn(self, value: str | None) -> None:
         """Remember a credential seen on a live request so it is scrubbed wherever it appears."""
@@ -99,8 +100,17 @@ class Redactor:
             value = pattern.sub(f"<REDACTED:{kind}>", value)
         if _QUICK.search(value):
             for kind, pattern in SECRET_PATTERNS:
-                value = pattern.sub(f"<REDACTED:{kind}>", value)
+                value = pattern.sub(self._replacer(kind) if self.keep else f"<REDACTED:{kind}>", value)
         return value
+
+    def _replacer(self, kind: str) -> Callable[[re.Match[str]], str]:
+        """A built-in shape's match is kept when one of the user's ``redact_keep`` patterns covers it."""
+
+        def replace(match: re.Match[str]) -> str:
+            text = match.group(0)
+            return text if any(k.fullmatch(text) for k in self.keep) else f"<REDACTED:{kind}>"
+
+        return replace
 
     def tree(self, node: Any) -> Any:
         if isinstance(node, str):
@@ -182,6 +192,19 @@ def compile_redactions(rules: Iterable[str | re.Pattern[str]]) -> list[tuple[str
         except re.error as err:
             raise ValueError(f"redact: {rule!r} is not a valid regular expression ({err})") from None
     return out
+
+
+def compile_keep(rules: Iterable[str | re.Pattern[str]]) -> list[re.Pattern[str]]:
+    """``redact_keep=``: regexes for text that has a key's shape but is not one (a test fixture's
+    fake key, a documented example); a built-in shape's match that one of them covers is kept."""
+    return [_regex(rule, "redact_keep") for rule in rules]
+
+
+def _regex(rule: str | re.Pattern[str], option: str) -> re.Pattern[str]:
+    try:
+        return rule if isinstance(rule, re.Pattern) else re.compile(rule)
+    except re.error as err:
+        raise ValueError(f"{option}: {rule!r} is not a valid regular expression ({err})") from None
 
 
 def compile_paths(rules: Iterable[str | re.Pattern[str]]) -> list[Path]:

@@ -1,10 +1,10 @@
 """One activation of a cassette: what happens to each call, and what reaches the file.
 
-``Session.decide`` is the whole policy for one request, in one place: redact it (every
-provider's requests pass here, so no adapter can skip it), take an injected fault, match it
-against the cassette, and answer with a :class:`Decision`. ``Decision.record`` is the way
-back: the live response is redacted, passed to ``before_record`` and written. The session
-installs nothing and knows no SDK; ``llmvcr.api`` opens it and ``llmvcr._active`` finds it.
+``Session.decide`` is the whole policy for one request: redact it (every provider's requests
+pass here, so no adapter can skip it), take an injected fault, match it, answer with a
+:class:`Decision`. ``Decision.record`` is the way back: the live response is redacted, passed to
+``before_record`` and written. The session installs nothing and knows no SDK; ``llmvcr.api``
+opens it and ``llmvcr._active`` finds it.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from .errors import (
 from .faults import Fault
 from .matching import default_request_hash
 from .options import Options, settings
-from .redact import RESPONSE_HEADERS, Redactor, compile_paths, compile_redactions
+from .redact import RESPONSE_HEADERS, Redactor, compile_keep, compile_paths, compile_redactions
 from .schema import LLMVCR_VERSION
 from .shutdown import SigtermFlush, WriteLock
 from .storage import CassetteWriter, load_cassette, save_cassette
@@ -102,12 +102,12 @@ class Session:
             patterns=compile_redactions(options.redact),
             filter_headers=frozenset(h.lower() for h in options.filter_headers),
             paths=compile_paths(options.redact),
+            keep=compile_keep(options.redact_keep),
         )
         self.open = False
         self.replayed = 0
         self.served: list[Entry] = []  # the entries replay served, for the usage the run saved
-        self.recorded = 0
-        self.writes = 0
+        self.recorded = self.writes = 0
         self._lock = WriteLock()
         self._live = False  # on_divergence="live" engaged: record from here on
         self._sequential_cursor = 0

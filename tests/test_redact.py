@@ -315,3 +315,21 @@ def test_prose_about_keys_is_not_redacted_and_a_key_is_reported_once() -> None:
     key = "sk-ant-api03-SENTINEL-anthropic-key-0123456789"
     assert [kind for _, kind, _ in find_secrets({"body": key})] == ["anthropic-key"]
     assert key not in Redactor().text(f"Authorization: Bearer {key}")
+
+
+def test_redact_keep_lets_key_shaped_text_that_is_not_a_key_through(
+    cassette_dir: Path, anthropic_client: Any
+) -> None:
+    fake = "sk-proj-EXAMPLE-from-the-docs-0000000000"
+    with llmvcr.recording("keep", redact_keep=[r"sk-proj-EXAMPLE-[\w-]+"]):
+        anthropic_client.messages.create(
+            model="claude-test", max_tokens=8, messages=[{"role": "user", "content": f"explain {fake}"}]
+        )
+    text = (cassette_dir / "keep.yaml").read_text()
+    assert fake in text  # kept as the user said
+    with llmvcr.recording("keep", record_mode="none", redact_keep=[r"sk-proj-EXAMPLE-[\w-]+"]):
+        anthropic_client.messages.create(
+            model="claude-test", max_tokens=8, messages=[{"role": "user", "content": f"explain {fake}"}]
+        )
+    with pytest.raises(ValueError, match="redact_keep"):
+        llmvcr.use_cassette("x", redact_keep=["("])
