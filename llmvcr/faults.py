@@ -23,6 +23,17 @@ _ERROR_TYPES = {
     529: "overloaded_error",
 }
 
+_GOOGLE_STATUS = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    408: "DEADLINE_EXCEEDED",
+    429: "RESOURCE_EXHAUSTED",
+    500: "INTERNAL",
+    503: "UNAVAILABLE",
+}
+
 
 @dataclass
 class Fault:
@@ -41,6 +52,9 @@ class Fault:
         kind = _ERROR_TYPES.get(self.status, "api_error")
         if provider == "anthropic":
             body: Any = {"type": "error", "error": {"type": kind, "message": self.message}}
+        elif provider == "google":  # the Gemini API's error shape, so the SDK fills in .status
+            status = _GOOGLE_STATUS.get(self.status, "INTERNAL")
+            body = {"error": {"code": self.status, "message": self.message, "status": status}}
         else:
             body = {"error": {"message": self.message, "type": kind, "param": None, "code": kind}}
         headers = {"content-type": "application/json", "x-should-retry": "false"}

@@ -139,6 +139,7 @@ async def test_injected_faults_raise_what_the_sdk_raises(kind: str, server: LLMS
         raised.append(async_info.value)
     if kind == "status":
         assert all(isinstance(e, errors.ClientError) and e.code == 429 for e in raised)
+        assert all(e.status == "RESOURCE_EXHAUSTED" for e in raised)  # the Gemini error shape
     else:  # the HTTP library's own timeout, as the SDK lets it through live
         assert [type(e).__name__ for e in raised] == ["ReadTimeout", "ServerTimeoutError"]
 
