@@ -213,3 +213,26 @@ def test_new_files_follow_the_umask_and_a_rewritten_file_keeps_its_mode(tmp_path
         assert target.stat().st_mode & 0o777 == 0o600
     finally:
         os.umask(old)
+
+
+def test_a_divergence_shows_the_diff_not_llmvcrs_internals(inner: pytest.Pytester) -> None:
+    inner.makepyfile(
+        test_div=HEADER
+        + """
+@pytest.mark.llmvcr
+def test_prompt():
+    ask(os.environ.get("PROMPT", "first"))
+"""
+    )
+    run(inner).assert_outcomes(passed=1)
+    os.environ["PROMPT"] = "changed"
+    try:
+        result = run(inner, "--llmvcr-record-mode=none")
+    finally:
+        del os.environ["PROMPT"]
+    result.assert_outcomes(failed=1)
+    output = result.stdout.str()
+    assert "request.body.messages[0].content: recorded 'first' != live 'changed'" in output
+    assert "--llmvcr-record-mode=all" in output
+    for internal in ("llmvcr/session.py", "llmvcr/providers/_send.py", "llmvcr/providers/base.py"):
+        assert internal not in output  # hidden frames: the user's test and the message are what shows
