@@ -35,6 +35,7 @@ class CassetteContext:
     """What ``use_cassette`` and ``recording`` return: a context manager (sync and async) and a decorator."""
 
     def __init__(self, name_or_path: str | os.PathLike[str], options: Options) -> None:
+        resolve_path(name_or_path)  # a bad name is refused at decoration, not at the first call
         self._name = name_or_path
         self.options = options
         self._open: list[tuple[Session, contextvars.Token[Session | None]]] = []

@@ -15,7 +15,7 @@ from typing import Any, Literal, TypedDict
 
 from .cassette import Entry
 from .matching import DEFAULT_MATCH_ON, Fingerprinter, MatcherSpec, Placeholder
-from .redact import compile_keep, compile_paths, compile_redactions
+from .redact import Redactor, compile_keep, compile_paths, compile_redactions
 
 RecordMode = Literal["once", "new_episodes", "none", "all"]
 MatchMode = Literal["strict", "sequential", "loose"]
@@ -70,6 +70,11 @@ def configure(*, cassette_dir: str | os.PathLike[str] | None = None, record_mode
 def resolve_path(name_or_path: str | os.PathLike[str]) -> str:
     """A path when it has a separator or a cassette extension; otherwise ``<cassette_dir>/<name>.yaml``."""
     text = os.fspath(name_or_path)
+    if Redactor().text(text) != text:
+        raise ValueError(
+            f"the cassette name {Redactor().text(text)!r} holds something shaped like a key; a name becomes "
+            f"a file name, so choose one without it"
+        )
     if os.sep in text or "/" in text or text.lower().endswith((".yaml", ".yml", ".json")):
         return text
     return os.path.join(settings.cassette_dir, text + ".yaml")

@@ -20,6 +20,7 @@ from .api import CassetteContext
 from .errors import CassetteNotFoundError
 from .options import RECORD_MODES, Options
 from .playlog import PlayLog
+from .redact import Redactor
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -98,6 +99,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 # -- naming --------------------------------------------------------------------------------
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.\-]+")
+_REDACTED = re.compile(r"<REDACTED:([a-z-]+)>")
 
 
 def cassette_name(node: pytest.Item) -> str:
@@ -105,6 +107,8 @@ def cassette_name(node: pytest.Item) -> str:
     module = os.path.splitext(os.path.basename(str(node.path)))[0]
     parts = node.nodeid.split("::")[1:]
     name = ".".join(parts) or node.name
+    # a key in a parameter id must not become a file name (nor reach the play log or a summary)
+    name = _REDACTED.sub(r"REDACTED-\1", Redactor().text(name))
     base, bracket, params = name.partition("[")
     safe = _UNSAFE.sub("_", base)
     if bracket:

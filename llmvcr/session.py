@@ -125,8 +125,8 @@ class Session:
         self._rehashed = False
         self.unrecorded: dict[str, int] = {}  # host -> requests no provider claimed, let through
         self.cassette = cassette if cassette is not None else self._load()
-        if options.seed is not None:
-            self.cassette.seed = options.seed
+        if options.seed is not None:  # a seed is written into the file: no key in it either
+            self.cassette.seed = self.redactor.text(options.seed)
 
     def _load(self) -> Cassette:
         if self.record_mode == "all":

@@ -333,3 +333,38 @@ def test_redact_keep_lets_key_shaped_text_that_is_not_a_key_through(
         )
     with pytest.raises(ValueError, match="redact_keep"):
         llmvcr.use_cassette("x", redact_keep=["("])
+
+
+def test_a_key_never_reaches_a_seed_a_file_name_or_a_parameter_id(
+    cassette_dir: Path, anthropic_client: Any, pytester: pytest.Pytester, server: Any
+) -> None:
+    key = "sk-ant-api03-SENTINEL-seed-key-0123456789"
+    with llmvcr.recording("seeded", seed=f"bug with {key}"):
+        anthropic_client.messages.create(
+            model="claude-test", max_tokens=8, messages=[{"role": "user", "content": "hi"}]
+        )
+    text = (cassette_dir / "seeded.yaml").read_text()
+    assert key not in text and "seed: bug with <REDACTED:anthropic-key>" in text
+    with pytest.raises(ValueError, match="shaped like a key"):
+        llmvcr.use_cassette(f"bug-{key}")
+    pytester.makepyfile(
+        test_param=f"""
+import anthropic, os, pytest
+@pytest.mark.parametrize("token", ["{key}"])
+@pytest.mark.llmvcr
+def test_with(token):
+    client = anthropic.Anthropic(api_key="sk-ant-x-000000000", base_url=os.environ["LLM_URL"], max_retries=0)
+    client.messages.create(model="claude-test", max_tokens=8, messages=[{{"role": "user", "content": "hi"}}])
+"""
+    )
+    import os
+
+    os.environ["LLM_URL"] = server.url
+    try:
+        pytester.runpytest_subprocess(
+            "-p", "no:cacheprovider", "-p", "no:recording", timeout=120
+        ).assert_outcomes(passed=1)
+    finally:
+        del os.environ["LLM_URL"]
+    names = [str(p.relative_to(pytester.path)) for p in pytester.path.rglob("*.yaml")]
+    assert names == ["cassettes/test_param/test_with[REDACTED-anthropic-key].yaml"], names
