@@ -23,7 +23,8 @@ from . import _active
 from .cassette import Cassette
 from .options import Options, resolve_path
 from .providers import install, registered, uninstall
-from .session import Session, recorded_with
+from .schema import recorded_with
+from .session import Session
 from .storage import load_cassette
 
 C = TypeVar("C")

@@ -7,6 +7,7 @@ newer llmvcr is refused with the release that reads it; older versions are migra
 from __future__ import annotations
 
 import importlib.metadata
+import platform
 from collections.abc import Mapping
 from typing import Any
 
@@ -28,6 +29,11 @@ def _release() -> str:
 
 
 LLMVCR_VERSION = _release()  # the release, as pyproject.toml states it; named in every cassette
+
+
+def recorded_with() -> dict[str, str]:
+    """The versions every new cassette names; each SDK's is added when a call through it is recorded."""
+    return {"llmvcr": LLMVCR_VERSION, "python": platform.python_version()}
 
 
 def entry_to_mapping(entry: Entry) -> dict[str, Any]:

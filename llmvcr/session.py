@@ -10,7 +10,6 @@ opens it and ``llmvcr._active`` finds it.
 from __future__ import annotations
 
 import os
-import platform
 import threading
 import time
 import warnings
@@ -33,7 +32,7 @@ from .faults import Fault
 from .matching import default_request_hash
 from .options import Options, settings
 from .redact import RESPONSE_HEADERS, Redactor, compile_keep, compile_paths, compile_redactions
-from .schema import LLMVCR_VERSION
+from .schema import recorded_with
 from .shutdown import SigtermFlush, WriteLock
 from .storage import CassetteWriter, load_cassette, save_cassette
 
@@ -45,11 +44,6 @@ class Caller(Protocol):
     def name(self) -> str: ...
 
     def sdk_version(self) -> str | None: ...
-
-
-def recorded_with() -> dict[str, str]:
-    """The versions every new cassette names; each SDK's is added when a call through it is recorded."""
-    return {"llmvcr": LLMVCR_VERSION, "python": platform.python_version()}
 
 
 @dataclass(slots=True, eq=False)
@@ -392,7 +386,11 @@ class Session:
         # time spent writing is held to about a tenth of the time spent recording, and a timer
         # writes what is waiting when no further call comes.
         if time.monotonic() >= self._next_flush:
-            self._flush_locked()
+            try:
+                self._flush_locked()
+            except OSError as err:  # the call itself succeeded: keep its entry, say so, write it later
+                note = f"{self.path}: not written yet ({err}); retried at the next write and at exit"
+                warnings.warn(note, stacklevel=2)
         elif self._flush_timer is None:
             timer = threading.Timer(max(0.0, self._next_flush - time.monotonic()), self.flush)
             timer.daemon = True

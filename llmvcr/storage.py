@@ -262,14 +262,20 @@ class CassetteWriter:
                 self._read_disk()
             document = document_of(cassette)
             del document["entries"]
+            # What is on disk changes only once the write succeeded: a failed write (a full disk)
+            # leaves the writer as it was, so the retry writes each entry once.
             if self.fmt == "json":
-                self._mappings.extend(mappings)
-                document["entries"] = self._mappings
+                all_mappings = [*self._mappings, *mappings]
+                document["entries"] = all_mappings
                 data = dump_document(document, "json")
             else:
-                self._entries_text += dump_document(mappings, "yaml")
-                data = dump_document(document, "yaml") + b"entries:\n" + self._entries_text
+                entries_text = self._entries_text + dump_document(mappings, "yaml")
+                data = dump_document(document, "yaml") + b"entries:\n" + entries_text
             atomic_write(self.path, data)
+            if self.fmt == "json":
+                self._mappings = all_mappings
+            else:
+                self._entries_text = entries_text
             self._stamp = _stamp(self.path)
 
     def _read_disk(self) -> None:

@@ -309,3 +309,35 @@ def test_a_failed_write_leaves_the_previous_file_whole(
     assert not list(tmp_path.glob(".llmvcr-tmp-*"))  # and the temporary file is cleaned up
     llmvcr.save_cassette(path, cassette)
     assert len(llmvcr.load_cassette(path)) == len(load_bytes(tmp_path, GOOD)) + 1
+
+
+@pytest.mark.parametrize("suffix", [".yaml", ".json"])
+def test_a_failed_write_then_a_good_one_writes_each_entry_once(
+    tmp_path: Path, anthropic_client: Any, monkeypatch: pytest.MonkeyPatch, suffix: str
+) -> None:
+    """A full disk fails one write; the next write has every entry exactly once."""
+    from llmvcr import storage
+
+    path = tmp_path / f"disk{suffix}"
+    real = storage.atomic_write
+    failures = iter([True])
+
+    def flaky(target: str, data: bytes) -> None:
+        if next(failures, False):
+            raise OSError(28, "No space left on device")
+        real(target, data)
+
+    def ask(text: str) -> None:
+        anthropic_client.messages.create(
+            model="claude-test", max_tokens=8, messages=[{"role": "user", "content": text}]
+        )
+
+    with llmvcr.recording(path):
+        ask("one")
+        monkeypatch.setattr(storage, "atomic_write", flaky)
+        with pytest.warns(UserWarning, match="not written yet .*No space left"):
+            ask("two")  # the call succeeds; its write fails and the entry stays pending, said aloud
+        monkeypatch.setattr(storage, "atomic_write", real)
+        ask("three")
+    contents = [e.request.body["messages"][0]["content"] for e in llmvcr.load_cassette(path).entries]
+    assert contents == ["one", "two", "three"]
