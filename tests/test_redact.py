@@ -305,3 +305,15 @@ def test_redact_paths_reach_response_bodies_and_stream_events() -> None:
         {"event": "message_start", "data": {"id": "<REDACTED:path>", "n": 1}},
         {"data": "[DONE]"},
     ]
+
+
+def test_find_secrets_reads_list_valued_headers_as_vcrpy_stores_them() -> None:
+    tree = {
+        "response": {
+            "headers": {"set-cookie": ["session=abc123; Path=/", "other=x"], "x-api-key": ["sk-ant-zzz"]}
+        }
+    }
+    found = {(path, kind) for path, kind, _ in find_secrets(tree)}
+    assert (".response.headers.set-cookie[0]", "credential-header") in found
+    assert (".response.headers.set-cookie[1]", "credential-header") in found
+    assert (".response.headers.x-api-key[0]", "credential-header") in found
