@@ -191,3 +191,33 @@ def test_other_hosts_are_left_out_and_bad_files_named(tmp_path: Path) -> None:
     source.write_text("interactions: [\n")
     with pytest.raises(llmvcr.CassetteFormatError, match="not a readable vcrpy cassette"):
         llmvcr.from_vcrpy(source)
+
+
+def test_pydantic_ai_parsed_body_is_read_not_dropped(tmp_path: Path) -> None:
+    cassette = tmp_path / "pai.yaml"
+    cassette.write_text(
+        yaml.safe_dump(
+            {
+                "interactions": [
+                    {
+                        "request": {
+                            "headers": {"content-type": ["application/json"]},
+                            "method": "POST",
+                            "uri": "https://api.anthropic.com/v1/messages",
+                            "parsed_body": {"model": "claude-x", "max_tokens": 5, "messages": []},
+                        },
+                        "response": {
+                            "headers": {"content-type": ["application/json"]},
+                            "status": {"code": 200, "message": "OK"},
+                            "parsed_body": {"id": "msg_1", "content": [{"type": "text", "text": "hi"}]},
+                        },
+                    }
+                ],
+                "version": 1,
+            }
+        )
+    )
+    converted = llmvcr.from_vcrpy(cassette)
+    (entry,) = converted.entries
+    assert entry.request.body == {"model": "claude-x", "max_tokens": 5, "messages": []}
+    assert entry.response.body == {"id": "msg_1", "content": [{"type": "text", "text": "hi"}]}

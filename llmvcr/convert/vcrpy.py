@@ -165,9 +165,13 @@ def _interaction(raw: Any, position: int, path: str, versions: dict[str, str]) -
     kept = redactor.headers(headers.items(), REQUEST_HEADERS)  # learns the credentials it drops
     kept.pop("content-type", None)
     query = redactor.query(parse_qsl(url.query, keep_blank_values=True))
-    body = _parse(
-        _decode(_bytes(req.get("body")), headers.get("content-encoding", "")), headers.get("content-type", "")
-    )
+    if req.get("body") is None and "parsed_body" in req:  # pydantic-ai's serializer keeps JSON parsed
+        body = req["parsed_body"]
+    else:
+        body = _parse(
+            _decode(_bytes(req.get("body")), headers.get("content-encoding", "")),
+            headers.get("content-type", ""),
+        )
     if isinstance(body, dict) and body.get("stream") is False:
         body = {k: v for k, v in body.items() if k != "stream"}  # as llmvcr records .parse()
     request = Request(method, url.path, body=redactor.tree(body), query=query, headers=kept)
@@ -187,6 +191,8 @@ def _interaction(raw: Any, position: int, path: str, versions: dict[str, str]) -
     allowed = redactor.headers(res_headers, RESPONSE_HEADERS)
     if "text/event-stream" in content_type:
         response = Response(status, allowed, stream=redactor.tree(parse_sse(data.decode("utf-8", "replace"))))
+    elif res.get("body") is None and "parsed_body" in res:  # pydantic-ai's serializer
+        response = Response(status, allowed, body=redactor.tree(res["parsed_body"]))
     else:
         response = Response(status, allowed, body=redactor.tree(_parse(data, content_type)))
     return Entry(provider, request, response, default_request_hash(request.normalised()))
