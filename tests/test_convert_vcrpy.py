@@ -221,3 +221,27 @@ def test_pydantic_ai_parsed_body_is_read_not_dropped(tmp_path: Path) -> None:
     (entry,) = converted.entries
     assert entry.request.body == {"model": "claude-x", "max_tokens": 5, "messages": []}
     assert entry.response.body == {"id": "msg_1", "content": [{"type": "text", "text": "hi"}]}
+
+
+def test_old_anthropic_beta_query_is_dropped_with_a_warning(tmp_path: Path) -> None:
+    cassette = tmp_path / "beta.yaml"
+    interaction = {
+        "request": {
+            "body": json.dumps({"model": "claude-x", "max_tokens": 5, "messages": []}),
+            "headers": {"content-type": ["application/json"]},
+            "method": "POST",
+            "uri": "https://api.anthropic.com/v1/messages?beta=true",
+        },
+        "response": {
+            "body": {"string": json.dumps({"id": "msg_1"})},
+            "headers": {"content-type": ["application/json"]},
+            "status": {"code": 200, "message": "OK"},
+        },
+    }
+    cassette.write_text(yaml.safe_dump({"interactions": [interaction], "version": 1}))
+    with pytest.warns(
+        ConversionWarning, match=r"interaction 0: old anthropic SDK query '\?beta=true' dropped"
+    ):
+        converted = llmvcr.from_vcrpy(cassette)
+    (entry,) = converted.entries
+    assert entry.request.query == ()

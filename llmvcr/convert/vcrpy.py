@@ -141,7 +141,9 @@ def provider_of(headers: dict[str, str], url: Any, path: str) -> str | None:
     return None
 
 
-def _interaction(raw: Any, position: int, path: str, versions: dict[str, str]) -> Entry | str:
+def _interaction(
+    raw: Any, position: int, path: str, versions: dict[str, str], notes: list[str]
+) -> Entry | str:
     """One vcrpy interaction as an Entry, or the reason it is not an LLM call."""
     if (
         not isinstance(raw, dict)
@@ -164,7 +166,13 @@ def _interaction(raw: Any, position: int, path: str, versions: dict[str, str]) -
     redactor = Redactor()
     kept = redactor.headers(headers.items(), REQUEST_HEADERS)  # learns the credentials it drops
     kept.pop("content-type", None)
-    query = redactor.query(parse_qsl(url.query, keep_blank_values=True))
+    pairs = parse_qsl(url.query, keep_blank_values=True)
+    if url.path.endswith("/v1/messages") and ("beta", "true") in pairs:
+        pairs = [pair for pair in pairs if pair != ("beta", "true")]
+        notes.append(
+            f"interaction {position}: old anthropic SDK query '?beta=true' dropped (today's SDK sends none)"
+        )
+    query = redactor.query(pairs)
     if req.get("body") is None and "parsed_body" in req:  # pydantic-ai's serializer keeps JSON parsed
         body = req["parsed_body"]
     else:
@@ -217,7 +225,7 @@ def from_vcrpy(path: str | os.PathLike[str]) -> Cassette:
     entries: list[Entry] = []
     left_out: list[str] = []
     for position, raw in enumerate(interactions):
-        result = _interaction(raw, position, path, versions)
+        result = _interaction(raw, position, path, versions, left_out)
         if isinstance(result, str):
             left_out.append(result)
         else:
