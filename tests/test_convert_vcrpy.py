@@ -245,3 +245,25 @@ def test_old_anthropic_beta_query_is_dropped_with_a_warning(tmp_path: Path) -> N
         converted = llmvcr.from_vcrpy(cassette)
     (entry,) = converted.entries
     assert entry.request.query == ()
+
+
+def test_brotli_response_is_named_not_silently_kept(tmp_path: Path) -> None:
+    cassette = tmp_path / "br.yaml"
+    interaction = {
+        "request": {
+            "body": json.dumps({"model": "claude-x", "max_tokens": 5, "messages": []}),
+            "headers": {"content-type": ["application/json"]},
+            "method": "POST",
+            "uri": "https://api.anthropic.com/v1/messages",
+        },
+        "response": {
+            "body": {"base64_string": base64.b64encode(b"\x8b\x02\x80not-json").decode()},
+            "headers": {"content-type": ["application/json"], "content-encoding": ["br"]},
+            "status": {"code": 200, "message": "OK"},
+        },
+    }
+    cassette.write_text(yaml.safe_dump({"interactions": [interaction], "version": 1}))
+    with pytest.warns(
+        ConversionWarning, match=r"interaction 0: response body is br-compressed.*pip install brotli"
+    ):
+        llmvcr.from_vcrpy(cassette)

@@ -196,6 +196,11 @@ def _interaction(
     res_map = dict(res_headers)
     content_type = res_map.get("content-type", "")
     data = _decode(_bytes(content), res_map.get("content-encoding", ""))
+    if res_map.get("content-encoding", "").strip().lower() in ("br", "zstd"):
+        notes.append(
+            f"interaction {position}: response body is {res_map['content-encoding']}-compressed and was not"
+            " decoded; re-record it, or decompress it first (pip install brotli / zstandard)"
+        )
     allowed = redactor.headers(res_headers, RESPONSE_HEADERS)
     if "text/event-stream" in content_type:
         response = Response(status, allowed, stream=redactor.tree(parse_sse(data.decode("utf-8", "replace"))))
