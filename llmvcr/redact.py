@@ -225,6 +225,11 @@ def find_secrets(node: Any, path: str = "") -> Iterator[tuple[str, str, str]]:
         for k, v in node.items():
             if isinstance(k, str) and k.lower() in CREDENTIAL_HEADERS and isinstance(v, str):
                 yield f"{path}.{k}", "credential-header", v[:6] + "…"
+            elif isinstance(k, str) and k.lower() in CREDENTIAL_HEADERS and isinstance(v, list):
+                # vcrpy stores every header as a list of values: ``set-cookie: [a, b]``
+                for i, item in enumerate(v):
+                    if isinstance(item, str) and item:
+                        yield f"{path}.{k}[{i}]", "credential-header", item[:6] + "…"
             else:
                 yield from find_secrets(v, f"{path}.{k}")
     elif isinstance(node, list):

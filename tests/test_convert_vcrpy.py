@@ -191,3 +191,79 @@ def test_other_hosts_are_left_out_and_bad_files_named(tmp_path: Path) -> None:
     source.write_text("interactions: [\n")
     with pytest.raises(llmvcr.CassetteFormatError, match="not a readable vcrpy cassette"):
         llmvcr.from_vcrpy(source)
+
+
+def test_pydantic_ai_parsed_body_is_read_not_dropped(tmp_path: Path) -> None:
+    cassette = tmp_path / "pai.yaml"
+    cassette.write_text(
+        yaml.safe_dump(
+            {
+                "interactions": [
+                    {
+                        "request": {
+                            "headers": {"content-type": ["application/json"]},
+                            "method": "POST",
+                            "uri": "https://api.anthropic.com/v1/messages",
+                            "parsed_body": {"model": "claude-x", "max_tokens": 5, "messages": []},
+                        },
+                        "response": {
+                            "headers": {"content-type": ["application/json"]},
+                            "status": {"code": 200, "message": "OK"},
+                            "parsed_body": {"id": "msg_1", "content": [{"type": "text", "text": "hi"}]},
+                        },
+                    }
+                ],
+                "version": 1,
+            }
+        )
+    )
+    converted = llmvcr.from_vcrpy(cassette)
+    (entry,) = converted.entries
+    assert entry.request.body == {"model": "claude-x", "max_tokens": 5, "messages": []}
+    assert entry.response.body == {"id": "msg_1", "content": [{"type": "text", "text": "hi"}]}
+
+
+def test_old_anthropic_beta_query_is_dropped_with_a_warning(tmp_path: Path) -> None:
+    cassette = tmp_path / "beta.yaml"
+    interaction = {
+        "request": {
+            "body": json.dumps({"model": "claude-x", "max_tokens": 5, "messages": []}),
+            "headers": {"content-type": ["application/json"]},
+            "method": "POST",
+            "uri": "https://api.anthropic.com/v1/messages?beta=true",
+        },
+        "response": {
+            "body": {"string": json.dumps({"id": "msg_1"})},
+            "headers": {"content-type": ["application/json"]},
+            "status": {"code": 200, "message": "OK"},
+        },
+    }
+    cassette.write_text(yaml.safe_dump({"interactions": [interaction], "version": 1}))
+    with pytest.warns(
+        ConversionWarning, match=r"interaction 0: old anthropic SDK query '\?beta=true' dropped"
+    ):
+        converted = llmvcr.from_vcrpy(cassette)
+    (entry,) = converted.entries
+    assert entry.request.query == ()
+
+
+def test_brotli_response_is_named_not_silently_kept(tmp_path: Path) -> None:
+    cassette = tmp_path / "br.yaml"
+    interaction = {
+        "request": {
+            "body": json.dumps({"model": "claude-x", "max_tokens": 5, "messages": []}),
+            "headers": {"content-type": ["application/json"]},
+            "method": "POST",
+            "uri": "https://api.anthropic.com/v1/messages",
+        },
+        "response": {
+            "body": {"base64_string": base64.b64encode(b"\x8b\x02\x80not-json").decode()},
+            "headers": {"content-type": ["application/json"], "content-encoding": ["br"]},
+            "status": {"code": 200, "message": "OK"},
+        },
+    }
+    cassette.write_text(yaml.safe_dump({"interactions": [interaction], "version": 1}))
+    with pytest.warns(
+        ConversionWarning, match=r"interaction 0: response body is br-compressed.*pip install brotli"
+    ):
+        llmvcr.from_vcrpy(cassette)

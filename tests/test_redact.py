@@ -368,3 +368,15 @@ def test_with(token):
         del os.environ["LLM_URL"]
     names = [str(p.relative_to(pytester.path)) for p in pytester.path.rglob("*.yaml")]
     assert names == ["cassettes/test_param/test_with[REDACTED-anthropic-key].yaml"], names
+
+
+def test_find_secrets_reads_list_valued_headers_as_vcrpy_stores_them() -> None:
+    tree = {
+        "response": {
+            "headers": {"set-cookie": ["session=abc123; Path=/", "other=x"], "x-api-key": ["sk-ant-zzz"]}
+        }
+    }
+    found = {(path, kind) for path, kind, _ in find_secrets(tree)}
+    assert (".response.headers.set-cookie[0]", "credential-header") in found
+    assert (".response.headers.set-cookie[1]", "credential-header") in found
+    assert (".response.headers.x-api-key[0]", "credential-header") in found

@@ -141,7 +141,9 @@ def provider_of(headers: dict[str, str], url: Any, path: str) -> str | None:
     return None
 
 
-def _interaction(raw: Any, position: int, path: str, versions: dict[str, str]) -> Entry | str:
+def _interaction(
+    raw: Any, position: int, path: str, versions: dict[str, str], notes: list[str]
+) -> Entry | str:
     """One vcrpy interaction as an Entry, or the reason it is not an LLM call."""
     if (
         not isinstance(raw, dict)
@@ -164,10 +166,20 @@ def _interaction(raw: Any, position: int, path: str, versions: dict[str, str]) -
     redactor = Redactor()
     kept = redactor.headers(headers.items(), REQUEST_HEADERS)  # learns the credentials it drops
     kept.pop("content-type", None)
-    query = redactor.query(parse_qsl(url.query, keep_blank_values=True))
-    body = _parse(
-        _decode(_bytes(req.get("body")), headers.get("content-encoding", "")), headers.get("content-type", "")
-    )
+    pairs = parse_qsl(url.query, keep_blank_values=True)
+    if url.path.endswith("/v1/messages") and ("beta", "true") in pairs:
+        pairs = [pair for pair in pairs if pair != ("beta", "true")]
+        notes.append(
+            f"interaction {position}: old anthropic SDK query '?beta=true' dropped (today's SDK sends none)"
+        )
+    query = redactor.query(pairs)
+    if req.get("body") is None and "parsed_body" in req:  # pydantic-ai's serializer keeps JSON parsed
+        body = req["parsed_body"]
+    else:
+        body = _parse(
+            _decode(_bytes(req.get("body")), headers.get("content-encoding", "")),
+            headers.get("content-type", ""),
+        )
     if isinstance(body, dict) and body.get("stream") is False:
         body = {k: v for k, v in body.items() if k != "stream"}  # as llmvcr records .parse()
     request = Request(method, url.path, body=redactor.tree(body), query=query, headers=kept)
@@ -184,9 +196,16 @@ def _interaction(raw: Any, position: int, path: str, versions: dict[str, str]) -
     res_map = dict(res_headers)
     content_type = res_map.get("content-type", "")
     data = _decode(_bytes(content), res_map.get("content-encoding", ""))
+    if res_map.get("content-encoding", "").strip().lower() in ("br", "zstd"):
+        notes.append(
+            f"interaction {position}: response body is {res_map['content-encoding']}-compressed and was not"
+            " decoded; re-record it, or decompress it first (pip install brotli / zstandard)"
+        )
     allowed = redactor.headers(res_headers, RESPONSE_HEADERS)
     if "text/event-stream" in content_type:
         response = Response(status, allowed, stream=redactor.tree(parse_sse(data.decode("utf-8", "replace"))))
+    elif res.get("body") is None and "parsed_body" in res:  # pydantic-ai's serializer
+        response = Response(status, allowed, body=redactor.tree(res["parsed_body"]))
     else:
         response = Response(status, allowed, body=redactor.tree(_parse(data, content_type)))
     return Entry(provider, request, response, default_request_hash(request.normalised()))
@@ -211,7 +230,7 @@ def from_vcrpy(path: str | os.PathLike[str]) -> Cassette:
     entries: list[Entry] = []
     left_out: list[str] = []
     for position, raw in enumerate(interactions):
-        result = _interaction(raw, position, path, versions)
+        result = _interaction(raw, position, path, versions, left_out)
         if isinstance(result, str):
             left_out.append(result)
         else:
