@@ -10,6 +10,7 @@
     ├── UnrecognizedRequestError         a request no provider claims, inside a replay-only cassette
     ├── CassetteNotFoundError            (also FileNotFoundError) replay asked for a missing file
     ├── CassetteFormatError              (also ValueError) a file that cannot be read; names file/entry/field
+    │   └── ForeignCassetteError         another tool's cassette (vcrpy) where an llmvcr one was expected
     └── CommandError                     the ``llmvcr`` command cannot go on
 
     UserWarning
@@ -111,3 +112,11 @@ class EditedCassetteWarning(UserWarning):
 
 class ConversionWarning(UserWarning):
     """A conversion kept going but the target format cannot hold something, or replay will diverge."""
+
+
+class ForeignCassetteError(CassetteFormatError):
+    """Another recorder's cassette (vcrpy, pytest-recording) at a path llmvcr was asked to use.
+
+    It is never read as an empty llmvcr cassette and never written over; the message gives the
+    ``llmvcr convert`` command that makes an llmvcr cassette of it.
+    """

@@ -20,7 +20,7 @@ except ImportError:  # pragma: no cover - Windows
 
 from .cassette import Cassette
 from .entries import Entry
-from .errors import CassetteFormatError, CassetteNotFoundError
+from .errors import CassetteFormatError, CassetteNotFoundError, ForeignCassetteError
 from .parse_cache import ParseCache, cache_folder_for, parse_yaml
 from .schema import FORMAT_VERSION, Inline, entry_to_mapping, migrate
 
@@ -82,6 +82,13 @@ def parse_document(data: bytes, path: str) -> dict[str, Any]:
         raise CassetteFormatError(path, f"unreadable ({type(err).__name__}: {err})") from None
     if not isinstance(document, dict):
         raise CassetteFormatError(path, f"the top level must be a mapping, found {type(document).__name__}")
+    if "interactions" in document and "entries" not in document:  # never an empty llmvcr cassette
+        target = os.path.splitext(path)[0] + ".llmvcr.yaml"
+        raise ForeignCassetteError(
+            path,
+            f"a vcrpy/pytest-recording cassette, not an llmvcr one; llmvcr neither reads it as empty "
+            f"nor writes over it. Convert it: llmvcr convert {path} --to llmvcr-yaml -o {target}",
+        )
     return migrate(document, path)
 
 

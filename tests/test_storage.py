@@ -341,3 +341,22 @@ def test_a_failed_write_then_a_good_one_writes_each_entry_once(
         ask("three")
     contents = [e.request.body["messages"][0]["content"] for e in llmvcr.load_cassette(path).entries]
     assert contents == ["one", "two", "three"]
+
+
+def test_a_vcrpy_cassette_is_never_read_as_empty_nor_written_over(tmp_path: Path) -> None:
+    from llmvcr.errors import ForeignCassetteError
+
+    path = tmp_path / "legacy.yaml"
+    path.write_text(
+        "interactions:\n"
+        "- request: {method: POST, uri: 'https://api.anthropic.com/v1/messages', body: {string: '{}'}, headers: {}}\n"
+        "  response: {status: {code: 200, message: OK}, headers: {}, body: {string: '{}'}}\n"
+        "version: 1\n"
+    )
+    before = path.read_bytes()
+    with pytest.raises(ForeignCassetteError, match=r"vcrpy/pytest-recording cassette.*llmvcr convert"):
+        llmvcr.load_cassette(path)
+    for mode in ("once", "new_episodes", "none"):
+        with pytest.raises(ForeignCassetteError), llmvcr.use_cassette(path, record_mode=mode):
+            pass
+    assert path.read_bytes() == before  # the user's recordings are untouched
