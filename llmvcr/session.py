@@ -34,7 +34,7 @@ from .options import Options, settings
 from .redact import RESPONSE_HEADERS, Redactor, compile_keep, compile_paths, compile_redactions
 from .schema import recorded_with
 from .shutdown import SigtermFlush, WriteLock
-from .storage import CassetteWriter, load_cassette, save_cassette
+from .storage import CassetteWriter, load_cassette, refuse_foreign, save_cassette
 
 
 class Caller(Protocol):
@@ -124,6 +124,7 @@ class Session:
 
     def _load(self) -> Cassette:
         if self.record_mode == "all":
+            refuse_foreign(self.path)  # "all" rewrites without reading: never over a vcrpy file
             self._replace_on_write = True
             return Cassette(self.path, recorded_with=recorded_with())
         if not os.path.exists(self.path):

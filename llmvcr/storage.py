@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import tempfile
 from collections.abc import Iterator
 from typing import Any
@@ -83,13 +84,32 @@ def parse_document(data: bytes, path: str) -> dict[str, Any]:
     if not isinstance(document, dict):
         raise CassetteFormatError(path, f"the top level must be a mapping, found {type(document).__name__}")
     if "interactions" in document and "entries" not in document:  # never an empty llmvcr cassette
-        target = os.path.splitext(path)[0] + ".llmvcr.yaml"
-        raise ForeignCassetteError(
-            path,
-            f"a vcrpy/pytest-recording cassette, not an llmvcr one; llmvcr neither reads it as empty "
-            f"nor writes over it. Convert it: llmvcr convert {path} --to llmvcr-yaml -o {target}",
-        )
+        raise _foreign(path)
     return migrate(document, path)
+
+
+def _foreign(path: str) -> ForeignCassetteError:
+    target = os.path.splitext(path)[0] + ".llmvcr.yaml"
+    return ForeignCassetteError(
+        path,
+        f"a vcrpy/pytest-recording cassette, not an llmvcr one; llmvcr neither reads it as empty "
+        f"nor writes over it. Convert it: llmvcr convert {path} --to llmvcr-yaml -o {target}",
+    )
+
+
+_INTERACTIONS = re.compile(rb'^(?:interactions\s*:|\{\s*"interactions")', re.MULTILINE)
+
+
+def refuse_foreign(path: str) -> None:
+    """``ForeignCassetteError`` when ``path`` holds another recorder's cassette (checked before a
+    rewrite that would not read it first, as ``record_mode="all"`` does)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(65536)
+    except OSError:
+        return
+    if _INTERACTIONS.search(head) and not re.search(rb"^entries\s*:|\"entries\"", head, re.MULTILINE):
+        raise _foreign(path)
 
 
 def cassette_from_document(document: dict[str, Any], path: str) -> Cassette:

@@ -356,7 +356,7 @@ def test_a_vcrpy_cassette_is_never_read_as_empty_nor_written_over(tmp_path: Path
     before = path.read_bytes()
     with pytest.raises(ForeignCassetteError, match=r"vcrpy/pytest-recording cassette.*llmvcr convert"):
         llmvcr.load_cassette(path)
-    for mode in ("once", "new_episodes", "none"):
+    for mode in ("once", "new_episodes", "none", "all"):
         with pytest.raises(ForeignCassetteError), llmvcr.use_cassette(path, record_mode=mode):
             pass
     assert path.read_bytes() == before  # the user's recordings are untouched
