@@ -57,7 +57,9 @@ def test_hand_broken_entry_names_entry_and_field(tmp_path: Path) -> None:
 def test_newer_version_says_what_to_do(tmp_path: Path) -> None:
     with pytest.raises(llmvcr.CassetteFormatError, match="newer than this llmvcr reads.*upgrade llmvcr"):
         load_bytes(tmp_path, b"version: 7\nentries: []\n")
-    with pytest.raises(llmvcr.CassetteFormatError, match="not an llmvcr cassette"):
+    with pytest.raises(
+        llmvcr.CassetteFormatError, match="vcrpy/pytest-recording cassette, not an llmvcr one.*llmvcr convert"
+    ):
         load_bytes(tmp_path, b"interactions: []\n")
 
 
