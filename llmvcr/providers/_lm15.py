@@ -139,23 +139,12 @@ def _wrappers(module: Any) -> tuple[Any, Any]:
         start = time.perf_counter()
         live = wrapped(*args, **kwargs)
         capture = _capture(decision, live, start)
-
-        def tee() -> Iterator[bytes]:
-            try:
-                for chunk in live:
-                    capture.feed(chunk)
-                    yield chunk
-            except Exception as err:
-                capture.failed(err)
-                raise
-            capture.finish()
-
         return module.TransportResponse(
             status=live.status,
             reason=live.reason,
             headers=live.headers,
             http_version=live.http_version,
-            chunks=tee(),
+            chunks=capture.passing(live),
             release=lambda consumed: live.close(),
         )
 
@@ -209,16 +198,6 @@ async def _async_answer(module: Any, decision: Any, live_cm: Any) -> AsyncIterat
             return
         capture = _capture(decision, live, start)
 
-        async def tee() -> AsyncIterator[bytes]:
-            try:
-                async for chunk in live:
-                    capture.feed(chunk)
-                    yield chunk
-            except Exception as err:
-                capture.failed(err)
-                raise
-            capture.finish()
-
         async def release_live(consumed: bool) -> None:
             pass  # the live response is released as this block exits
 
@@ -227,7 +206,7 @@ async def _async_answer(module: Any, decision: Any, live_cm: Any) -> AsyncIterat
             reason=live.reason,
             headers=live.headers,
             http_version=live.http_version,
-            chunks=tee(),
+            chunks=capture.passing_async(live),
             release=release_live,
         )
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from ..cassette import Response
@@ -40,6 +40,29 @@ class Capture:
         else:
             self.raw.append(chunk)
 
+    def passing(self, chunks: Iterable[bytes]) -> Iterator[bytes]:
+        """``chunks`` passed on to the caller and fed to the capture; the end, or the error that cut
+        them, finishes the record."""
+        try:
+            for chunk in chunks:
+                self.feed(chunk)
+                yield chunk
+        except Exception as err:
+            self.failed(err)
+            raise
+        self.finish()
+
+    async def passing_async(self, chunks: AsyncIterable[bytes]) -> AsyncIterator[bytes]:
+        """:meth:`passing` for an async byte stream."""
+        try:
+            async for chunk in chunks:
+                self.feed(chunk)
+                yield chunk
+        except Exception as err:
+            self.failed(err)
+            raise
+        self.finish()
+
     def failed(self, error: Exception) -> None:
         """The connection broke mid-body: keep what arrived, and the error to raise again on replay."""
         self.finish(failure=f"{type(error).__name__}: {error}")
@@ -65,14 +88,7 @@ def tee(module: Any, inner: Any, capture: Capture, is_async: bool) -> Any:
 
         class Tee(module.SyncByteStream):  # type: ignore[misc]
             def __iter__(self) -> Iterator[bytes]:
-                try:
-                    for chunk in inner:
-                        capture.feed(chunk)
-                        yield chunk
-                except Exception as err:
-                    capture.failed(err)
-                    raise
-                capture.finish()
+                return capture.passing(inner)
 
             def close(self) -> None:
                 capture.finish(truncated=True)
@@ -81,15 +97,8 @@ def tee(module: Any, inner: Any, capture: Capture, is_async: bool) -> Any:
         return Tee()
 
     class AsyncTee(module.AsyncByteStream):  # type: ignore[misc]
-        async def __aiter__(self) -> AsyncIterator[bytes]:
-            try:
-                async for chunk in inner:
-                    capture.feed(chunk)
-                    yield chunk
-            except Exception as err:
-                capture.failed(err)
-                raise
-            capture.finish()
+        def __aiter__(self) -> AsyncIterator[bytes]:
+            return capture.passing_async(inner)
 
         async def aclose(self) -> None:
             capture.finish(truncated=True)
