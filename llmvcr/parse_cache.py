@@ -78,7 +78,8 @@ def parse_yaml(data: bytes) -> Any:
 
 
 # -- the cache --------------------------------------------------------------------------------
-def _user_cache() -> str:
+def user_state_folder() -> str:
+    """llmvcr's folder in the user's cache (``LLMVCR_STATE_DIR`` names another)."""
     override = os.environ.get("LLMVCR_STATE_DIR")
     if override:
         return override
@@ -86,27 +87,31 @@ def _user_cache() -> str:
     return os.path.join(base, "llmvcr")
 
 
+def state_folder(cassette_path: str) -> str:
+    """Where llmvcr keeps run state for a cassette (parsed documents, what a run played): pytest's
+    cache of the nearest project above it (``.pytest_cache/d/llmvcr``), else the user's cache."""
+    if os.environ.get("LLMVCR_STATE_DIR"):
+        return user_state_folder()
+    folder = os.path.dirname(os.path.abspath(cassette_path))
+    while True:
+        cache = os.path.join(folder, ".pytest_cache")
+        if os.path.isdir(cache):
+            return os.path.join(cache, "d", "llmvcr")
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return user_state_folder()
+        folder = parent
+
+
 _FOLDERS: dict[str, str] = {}  # cassette folder -> cache folder, found once per process
 
 
 def cache_folder_for(cassette_path: str) -> str:
-    """pytest's cache of the nearest project above the cassette, else the user's cache folder."""
+    """The parse cache's folder for a cassette, inside :func:`state_folder`."""
     start = os.path.dirname(os.path.abspath(cassette_path))
     found = _FOLDERS.get(start)
-    if found is not None:
-        return found
-    folder, base = start, None
-    if not os.environ.get("LLMVCR_STATE_DIR"):
-        while True:
-            cache = os.path.join(folder, ".pytest_cache")
-            if os.path.isdir(cache):
-                base = os.path.join(cache, "d", "llmvcr")
-                break
-            parent = os.path.dirname(folder)
-            if parent == folder:
-                break
-            folder = parent
-    _FOLDERS[start] = found = os.path.join(base or _user_cache(), CACHE_FOLDER)
+    if found is None:
+        found = _FOLDERS[start] = os.path.join(state_folder(cassette_path), CACHE_FOLDER)
     return found
 
 

@@ -28,6 +28,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from . import _active
+from .parse_cache import state_folder, user_state_folder
 from .session import Session
 from .storage import atomic_write, file_lock
 
@@ -78,28 +79,7 @@ class PlayRecord:
             return None
 
 
-def _user_store() -> str:
-    override = os.environ.get("LLMVCR_STATE_DIR")
-    if override:
-        return override
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "llmvcr")
-
-
-def store_for(cassette_path: str) -> str:
-    """The folder holding the play record of a cassette: pytest's cache of the nearest project
-    above it (``.pytest_cache/d/llmvcr``), else the user's cache folder."""
-    if os.environ.get("LLMVCR_STATE_DIR"):
-        return _user_store()
-    folder = os.path.dirname(os.path.abspath(cassette_path))
-    while True:
-        cache = os.path.join(folder, ".pytest_cache")
-        if os.path.isdir(cache):
-            return os.path.join(cache, "d", "llmvcr")
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return _user_store()
-        folder = parent
+store_for = state_folder  # the play store of a cassette: pytest's cache, else the user's cache
 
 
 def _read_store(path: str) -> dict[str, Any]:
@@ -113,7 +93,7 @@ def _read_store(path: str) -> dict[str, Any]:
 
 def read_record(cassette_path: str, store: str | None = None) -> PlayRecord | None:
     """The last run's record for a cassette file, or None when no run recorded one."""
-    for folder in [store] if store else [store_for(cassette_path), _user_store()]:
+    for folder in [store] if store else [store_for(cassette_path), user_state_folder()]:
         cassettes = _read_store(os.path.join(folder, PLAY_STORE)).get("cassettes")
         if isinstance(cassettes, dict) and os.path.abspath(cassette_path) in cassettes:
             return PlayRecord.from_json(cassettes[os.path.abspath(cassette_path)])
