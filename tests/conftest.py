@@ -40,11 +40,21 @@ def server() -> Iterator[LLMServer]:
 
 @pytest.fixture(autouse=True)
 def cassette_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """Every test records into its own folder; no real credentials or profiles leak in."""
+    """Every test records into its own folder; no real credentials, profiles or CI flag leak in.
+
+    CI is cleared so a test sees the same default record mode on a laptop and on a CI runner;
+    the tests about CI set it themselves.
+    """
     directory = tmp_path / "cassettes"
     llmvcr.configure(cassette_dir=directory)
     monkeypatch.setenv("HOME", str(tmp_path))
-    for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"):
+    for var in (
+        "ANTHROPIC_API_KEY",
+        "OPENAI_API_KEY",
+        "ANTHROPIC_BASE_URL",
+        "OPENAI_BASE_URL",
+        "CI",
+    ):
         monkeypatch.delenv(var, raising=False)
     yield directory
     llmvcr.configure(cassette_dir="cassettes")
