@@ -14,17 +14,23 @@ Behaviour, driven by the last user text (or embeddings input):
   (streams only) send four events, then an in-stream error / an abrupt close;
   ``__slow_stream__`` sleeps 50 ms between events; ``__counter__`` appends ``" #<n>"`` (a
   per-server counter) to the echo so identical requests differ.
+* Hostile servers (streams only): ``__gzip__`` / ``__deflate__`` compress the event stream with
+  that ``content-encoding`` whatever the client accepted; ``__stream_cut__`` sends four events and
+  half of the fifth, then closes the connection.
+* ``POST /v1/files`` (a multipart upload) answers a file object for the uploaded part.
 """
 
 from __future__ import annotations
 
 import base64
+import gzip
 import hashlib
 import json
 import re
 import struct
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -45,6 +51,9 @@ MARKERS = (
     "__stream_drop__",
     "__slow_stream__",
     "__counter__",
+    "__gzip__",
+    "__deflate__",
+    "__stream_cut__",
 )
 JSON = dict[str, Any]
 
@@ -560,7 +569,11 @@ class _Handler(BaseHTTPRequestHandler):
         delay: float,
         fail: bytes | None,
         drop: bool,
+        encoding: str = "",
+        cut: bool = False,
     ) -> None:
+        if encoding:
+            return self._send_encoded_sse(list(frames), headers, encoding)
         self.send_response(200)
         for k, v in {
             "content-type": "text/event-stream; charset=utf-8",
@@ -571,8 +584,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(k, v)
         self.end_headers()
         todo = list(frames)
+        if cut:  # the fifth event stops half-way, without its blank line
+            fifth = todo[STREAM_PREFIX_EVENTS]
+            todo, drop = [*todo[:STREAM_PREFIX_EVENTS], fifth[: len(fifth) // 2]], True
         if fail is not None or drop:
-            todo = todo[:STREAM_PREFIX_EVENTS] + ([fail] if fail is not None else [])
+            todo = todo[: STREAM_PREFIX_EVENTS + cut] + ([fail] if fail is not None else [])
         for i, frame in enumerate(todo):
             if i and delay:
                 time.sleep(delay)
@@ -585,6 +601,26 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
         if fail is not None:
             self.close_connection = True
+
+    def _send_encoded_sse(self, frames: list[bytes], headers: dict[str, str], encoding: str) -> None:
+        """The whole event stream compressed, in two chunks (the client sees it arrive in pieces)."""
+        raw = b"".join(frames)
+        data = gzip.compress(raw) if encoding == "gzip" else zlib.compress(raw)
+        self.send_response(200)
+        for k, v in {
+            "content-type": "text/event-stream; charset=utf-8",
+            **headers,
+            "content-encoding": encoding,
+            "transfer-encoding": "chunked",
+        }.items():
+            self.send_header(k, v)
+        self.end_headers()
+        half = len(data) // 2
+        for piece in (data[:half], data[half:]):
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+            self.wfile.flush()
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
 
 
 class _HTTPServer(ThreadingHTTPServer):
@@ -664,6 +700,8 @@ class LLMServer:
     def _dispatch(self, h: _Handler, path: str, headers: dict[str, str], raw: bytes) -> None:
         if _GEMINI_PATH.fullmatch(path):
             return _gemini(h, path, raw)
+        if path.rstrip("/") in ("/v1/files", "/openai/v1/files"):
+            return h.send_json(200, _uploaded_file(headers.get("content-type", ""), raw), {})
         route = _route(path)
         anthropic = route.startswith("messages") if route else "anthropic-version" in headers
         try:
@@ -762,6 +800,8 @@ class LLMServer:
             delay=0.05 if "__slow_stream__" in prompt.text else 0.0,
             fail=fail,
             drop="__stream_drop__" in prompt.text,
+            encoding=next((e for e in ("gzip", "deflate") if f"__{e}__" in prompt.text), ""),
+            cut="__stream_cut__" in prompt.text,
         )
 
     @staticmethod
@@ -795,6 +835,32 @@ class LLMServer:
             etype, code, msg = _OPENAI_ERRORS.get(status, ("invalid_request_error", None, ""))
             payload = {"error": {"message": message or msg, "type": etype, "param": None, "code": code}}
         h.send_json(status, payload, hdrs)
+
+
+def _uploaded_file(content_type: str, raw: bytes) -> JSON:
+    """The OpenAI file object for a multipart upload: its id a hash of the parts, not the boundary."""
+    boundary = content_type.partition("boundary=")[2].strip('"').encode()
+    parts = [p for p in raw.split(b"--" + boundary) if p.strip(b"-\r\n")] if boundary else []
+    fields: dict[str, bytes] = {}
+    filename = ""
+    for part in parts:
+        head, _, data = part.partition(b"\r\n\r\n")
+        name = re.search(rb'name="([^"]*)"', head)
+        found = re.search(rb'filename="([^"]*)"', head)
+        if found:
+            filename = found.group(1).decode()
+        if name:
+            fields[name.group(1).decode()] = data.removesuffix(b"\r\n")
+    digest = hashlib.sha256(b"|".join(k.encode() + b"=" + v for k, v in sorted(fields.items())))
+    return {
+        "id": "file-" + digest.hexdigest()[:24],
+        "object": "file",
+        "bytes": len(fields.get("file", b"")),
+        "created_at": CREATED,
+        "filename": filename,
+        "purpose": fields.get("purpose", b"").decode(),
+        "status": "processed",
+    }
 
 
 def _embeddings(body: JSON) -> JSON:
