@@ -8,6 +8,7 @@ import contextvars
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -15,7 +16,7 @@ import pytest
 import llmvcr
 from llmvcr.matching import default_request_hash
 from llmvcr.providers._streams import Capture
-from llmvcr.pytest_plugin import cassette_name
+from llmvcr.pytest_plugin import cassette_name, cassette_path
 
 
 def _chat_stream(client: Any, text: str) -> Any:
@@ -208,10 +209,11 @@ def test_multipart_bodies_hash_by_their_parts_not_their_boundary() -> None:
 
 # -- 5. cassette names ------------------------------------------------------------------------
 class _Node:
-    def __init__(self, nodeid: str) -> None:
+    def __init__(self, nodeid: str, directory: Path | None = None) -> None:
         self.nodeid = nodeid
         self.path = Path(nodeid.split("::")[0])
         self.name = nodeid.split("::")[-1]
+        self.config = SimpleNamespace(getoption=lambda name: str(directory))
 
 
 def _name(nodeid: str) -> str:
@@ -221,6 +223,7 @@ def _name(nodeid: str) -> str:
 
 def test_different_test_ids_never_share_a_cassette() -> None:
     ids = ["gpt-4o/a", "gpt-4o a", "gpt-4o-a", "gpt-4o_a", "gpt-4o%2Fa", "1", "-1", "a]", "a", "é", "e"]
+    ids += ["a::b", "a.b", "", "[x]", "x"]
     names = [_name(f"tests/test_a.py::test_x[{i}]") for i in ids]
     assert len(set(names)) == len(ids), names
     assert all("/" not in n.removeprefix("test_a/") for n in names)
@@ -238,6 +241,19 @@ def test_different_test_ids_never_share_a_cassette() -> None:
 )
 def test_safe_test_ids_keep_their_cassette_names(nodeid: str, expected: str) -> None:
     assert _name(nodeid) == expected
+
+
+def test_a_cassette_under_its_old_name_is_still_used_with_a_warning(tmp_path: Path) -> None:
+    node: Any = _Node("tests/test_a.py::test_x[gpt-4o/a b]", tmp_path)
+    new = tmp_path / "test_a" / "test_x[gpt-4o%2Fa%20b].yaml"
+    assert cassette_path(node) == str(new)  # nothing on disk: the new name
+    old = tmp_path / "test_a" / "test_x[gpt-4o-a-b].yaml"
+    old.parent.mkdir()
+    old.write_text("")
+    with pytest.warns(FutureWarning, match=r"test_x\[gpt-4o%2Fa%20b\].yaml.*Rename the file"):
+        assert cassette_path(node) == str(old)
+    new.write_text("")  # once renamed, the new name wins
+    assert cassette_path(node) == str(new)
 
 
 def test_a_key_in_a_test_id_is_still_redacted_from_the_name() -> None:

@@ -204,7 +204,7 @@ def test_llm():
     [
         ("tests/test_a.py::test_x", "test_a/test_x"),
         ("tests/test_a.py::TestK::test_x", "test_a/TestK.test_x"),
-        ("tests/test_a.py::test_x[gpt-4o/a b]", "test_a/test_x[gpt-4o-a-b]"),
+        ("tests/test_a.py::test_x[gpt-4o/a b]", "test_a/test_x[gpt-4o%2Fa%20b]"),
     ],
 )
 def test_cassette_names_are_sanitised(nodeid: str, expected: str) -> None:
