@@ -4,6 +4,7 @@ multipart uploads and look-alike test ids all record and replay as they ran live
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -75,6 +76,19 @@ def test_a_compressed_anthropic_stream_replays_its_text(anthropic_client: Any, r
         assert _outcome(_anthropic_stream(anthropic_client, "__gzip__ hi")) == live
 
 
+def test_a_compressed_stream_read_asynchronously(async_openai_client: Any, request: Any) -> None:
+    async def run() -> str:
+        stream = await _chat_stream(async_openai_client, "__gzip__ async")
+        return "".join([c.choices[0].delta.content or "" async for c in stream if c.choices])
+
+    with llmvcr.recording("sse-gzip-async") as cassette:
+        live = asyncio.run(run())
+    assert live == "Echo: __gzip__ async" and cassette.entries[0].response.stream
+    request.getfixturevalue("no_network")
+    with llmvcr.recording("sse-gzip-async", record_mode="none"):
+        assert asyncio.run(run()) == live
+
+
 def test_an_encoding_llmvcr_cannot_decode_is_a_clear_error_and_records_nothing() -> None:
     recorded: list[Any] = []
     capture = Capture(recorded.append, 200, {"content-encoding": "br"}, sse=True)
@@ -110,13 +124,13 @@ def test_a_stream_cut_mid_event_replays_the_same_failure(sdk: str, request: Any,
     # anthropic lets the HTTP library's error through; openai wraps it
     assert live[0] and live[1].startswith(("RemoteProtocolError: ", "APIConnectionError: "))
     assert "RemoteProtocolError" in live[1]
-    (entry,) = cassette.entries
-    assert entry.response.failure and all(not isinstance(e["data"], str) for e in entry.response.stream or [])
     before = server.request_count
     request.getfixturevalue("no_network")
     with llmvcr.recording(f"cut-{sdk}", record_mode="none"):
         assert _outcome(start(client, text)) == live
     assert server.request_count == before
+    (entry,) = cassette.entries  # the half event the SDK never saw is not kept
+    assert entry.response.failure and all(not isinstance(e["data"], str) for e in entry.response.stream or [])
 
 
 # -- 3. worker threads of a replay-only cassette ------------------------------------------
