@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -89,7 +90,11 @@ def test_a_compressed_stream_read_asynchronously(async_openai_client: Any, reque
         assert asyncio.run(run()) == live
 
 
-def test_an_encoding_llmvcr_cannot_decode_is_a_clear_error_and_records_nothing() -> None:
+def test_an_encoding_llmvcr_cannot_decode_is_a_clear_error_and_records_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for module in ("brotli", "brotlicffi"):  # as on a machine without them
+        monkeypatch.setitem(sys.modules, module, None)
     recorded: list[Any] = []
     capture = Capture(recorded.append, 200, {"content-encoding": "br"}, sse=True)
     capture.wire_encoded()
