@@ -6,6 +6,7 @@ then the command line (``--llmvcr-record-mode`` overrides every cassette, as in 
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import warnings
@@ -102,6 +103,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 _SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _LEGACY_UNSAFE = re.compile(r"[^A-Za-z0-9_.\-]+")
 _REDACTED = re.compile(r"<REDACTED:([a-z-]+)>")
+_LONGEST = 250  # bytes of a cassette's file name before ".yaml" (escaped names are ASCII)
 
 
 def _escape(text: str) -> str:
@@ -125,10 +127,12 @@ def cassette_name(node: pytest.Item) -> str:
     module = os.path.splitext(os.path.basename(str(node.path)))[0]
     head, bracket, params = node.nodeid.partition("[")  # a parameter id may hold "::" itself
     base = ".".join(head.split("::")[1:]) or node.name.partition("[")[0]
-    name = f"{module}/{_escape(_redacted(base))}"
+    name = _escape(_redacted(base))
     if bracket:
         name += f"[{_escape(_redacted(params[:-1] if params.endswith(']') else params))}]"
-    return name
+    if len(name) > _LONGEST:  # a file name holds 255 bytes: cut, and tell the cut names apart by hash
+        name = name[: _LONGEST - 20] + "~" + hashlib.sha256(name.encode()).hexdigest()[:16]
+    return f"{module}/{name}"
 
 
 def legacy_cassette_name(node: pytest.Item) -> str:

@@ -249,6 +249,15 @@ def test_different_test_ids_never_share_a_cassette() -> None:
     assert _name("tests/test_a.py::test_x[gpt-4o/a]") == "test_a/test_x[gpt-4o%2Fa]"
 
 
+def test_a_long_test_id_still_fits_in_a_file_name() -> None:
+    prompts = ["word " * 80 + "one", "word " * 80 + "two"]
+    names = [_name(f"tests/test_a.py::test_x[{p}]").removeprefix("test_a/") for p in prompts]
+    assert names[0] != names[1] and all(len(n) + len(".yaml") <= 255 for n in names)
+    assert names[0].startswith("test_x[word%20word%20")
+    safe = "x" * 240  # a safe id that fits keeps its name
+    assert _name(f"tests/test_a.py::test_x[{safe}]") == f"test_a/test_x[{safe}]"
+
+
 @pytest.mark.parametrize(
     "nodeid, expected",
     [
