@@ -55,8 +55,10 @@ SHARED = (
 MIN_BYTES = 64  # a repeated value shorter than this (as JSON) is written again: a reference is no shorter
 
 
-class SameAs(dict):  # type: ignore[type-arg]
-    """A ``{same_as: N}`` reference, which a YAML cassette writes on one line."""
+def represent_dict(dumper: Any, value: dict[Any, Any]) -> Any:
+    """PyYAML's mapping, with a ``{same_as: N}`` reference on one line (as a PR diff reads best)."""
+    flow = True if value.keys() == {"same_as"} else None
+    return dumper.represent_mapping("tag:yaml.org,2002:map", value, flow_style=flow)
 
 
 def layout_of(version: Any) -> Layout:
@@ -234,7 +236,7 @@ class Packer:
             if base is None or prefixes[k - 1][1] < MIN_BYTES:
                 continue
             if self._values[base][name] == value[:k]:  # equal, not just the same digest (NaN, collisions)
-                found = SameAs(same_as=base) if k == len(value) else {"extends": base, "append": value[k:]}
+                found = {"same_as": base} if k == len(value) else {"extends": base, "append": value[k:]}
                 break
         self._lists[(name, prefixes[-1][0])] = position
         return found
@@ -246,7 +248,7 @@ class Packer:
         first = self._shared.setdefault((name, digest[0]), position)
         if first == position or digest[1] < MIN_BYTES or self._values[first][name] != value:
             return None
-        return SameAs(same_as=first)
+        return {"same_as": first}
 
 
 def pack(entries: list[Any]) -> tuple[list[Any], int]:

@@ -22,7 +22,7 @@ except ImportError:  # pragma: no cover - Windows
 from .cassette import Cassette
 from .entries import Entry
 from .errors import CassetteFormatError, CassetteNotFoundError, ForeignCassetteError
-from .linear import FULL_VERSION, LINEAR_VERSION, Packer, SameAs, layout_of, pack, unpack
+from .linear import FULL_VERSION, LINEAR_VERSION, Packer, layout_of, pack, represent_dict, unpack
 from .parse_cache import ParseCache, cache_folder_for, parse_yaml
 from .schema import Inline, entry_to_mapping, migrate
 
@@ -54,9 +54,7 @@ _Dumper.add_representer(str, _represent_str)
 _Dumper.add_representer(
     Inline, lambda dumper, value: dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=True)
 )
-_Dumper.add_representer(
-    SameAs, lambda dumper, value: dumper.represent_mapping("tag:yaml.org,2002:map", value, flow_style=True)
-)
+_Dumper.add_representer(dict, represent_dict)
 
 
 def format_of(path: str) -> str:

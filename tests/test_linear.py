@@ -123,6 +123,19 @@ def test_a_change_to_turn_3_changes_only_the_lines_that_changed(
     ]
 
 
+def test_new_episodes_extends_a_linear_file_and_keeps_its_text(tmp_path: Path, anthropic_client: Any) -> None:
+    path = tmp_path / "grow.yaml"
+    record(anthropic_client, path, 2)
+    before = path.read_text()
+    with llmvcr.use_cassette(path, record_mode="new_episodes"):
+        agent(anthropic_client, 3)  # replays the first four calls, records two more
+    after = path.read_text()
+    assert after.startswith(before)
+    document = yaml.safe_load(after)
+    assert [e["request"]["body"]["messages"]["extends"] for e in document["entries"][4:]] == [3, 4]
+    assert len(llmvcr.load_cassette(path).entries[5].request.body["messages"]) == 11
+
+
 def test_a_divergence_still_names_the_full_message_path(tmp_path: Path, anthropic_client: Any) -> None:
     path = tmp_path / "d.yaml"
     record(anthropic_client, path, 2)
