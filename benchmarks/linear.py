@@ -123,7 +123,7 @@ def size(n: int) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks linear", description=__doc__.split("\n")[0])
     parser.add_argument("--calls", type=int, nargs="+", default=[10, 40, 100])
-    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args(argv)
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
     import anthropic

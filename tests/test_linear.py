@@ -14,7 +14,7 @@ import yaml
 import llmvcr
 from llmvcr import schema
 from llmvcr.cli import main as cli
-from llmvcr.linear import MIN_BYTES, pack, unpack
+from llmvcr.linear import MIN_BYTES, pack, unpack, without
 from llmvcr.storage import CassetteWriter, document_of, dump_document
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -323,6 +323,20 @@ def test_prune_keeps_the_later_entries_whole(tmp_path: Path, anthropic_client: A
     cassette.drop_unplayed()  # entry 1, which entry 2 extends
     llmvcr.save_cassette(path, cassette)
     assert [e.request.body for e in llmvcr.load_cassette(path).entries] == [bodies[0], *bodies[2:]]
+
+
+def test_dropping_entries_from_a_stored_document_keeps_references_whole(
+    tmp_path: Path, anthropic_client: Any
+) -> None:
+    """What ``llmvcr prune`` writes: the kept entries refer to kept entries only."""
+    path = tmp_path / "p.yaml"
+    record(anthropic_client, path, 2)
+    bodies = [e.request.body for e in llmvcr.load_cassette(path).entries]
+    document = yaml.safe_load(path.read_text())
+    document["entries"] = without(document, {0, 1}, str(path))
+    path.write_bytes(dump_document(document, "yaml"))
+    assert [e.request.body for e in llmvcr.load_cassette(path).entries] == bodies[2:]
+    assert yaml.safe_load(path.read_text())["entries"][1]["request"]["body"]["messages"]["extends"] == 0
 
 
 def test_the_layout_option_is_checked() -> None:
