@@ -158,21 +158,30 @@ class Packer:
         self._shared: dict[tuple[str, bytes], int] = {}  # (field, digest) -> first entry holding it
         self._values: list[dict[str, Any]] = []  # per entry: field -> its full value
         self._memo: dict[int, tuple[Any, bytes, int]] = {}  # id -> (value, digest, JSON size)
+        self._seed: tuple[list[Any], str] | None = None  # entries of the file, not read yet
 
     @classmethod
     def of(cls, entries: list[Any], version: Any, path: str) -> Packer:
-        """A packer that has seen the ``entries`` of a file of format ``version``, as stored."""
+        """A packer that has seen the ``entries`` of a file of format ``version``, as stored.
+
+        They are read when the first entry is packed: a writer of a full-layout file never does.
+        """
         packer = cls()
-        linear = version == LINEAR_VERSION
-        for raw in unpack(entries, path) if linear else entries:
-            packer.pack(raw)
-        packer.used = linear
+        packer.used = version == LINEAR_VERSION
+        packer._seed = (entries, path)
         return packer
+
+    def _read_seed(self) -> None:
+        if self._seed is not None:
+            (entries, path), self._seed = self._seed, None
+            for raw in unpack(entries, path) if self.used else entries:
+                self.pack(raw)
 
     def copy(self) -> Packer:
         """An independent packer in the same state (the writer commits it once the file is written)."""
         other = Packer()
         other.used = self.used
+        other._seed = self._seed
         other.count = self.count
         other._lists = dict(self._lists)
         other._shared = dict(self._shared)
@@ -182,6 +191,7 @@ class Packer:
 
     def pack(self, raw: Any) -> Any:
         """The next entry as the linear layout writes it (``raw`` itself when nothing repeats)."""
+        self._read_seed()
         position = self.count
         self.count += 1
         full: dict[str, Any] = {}
