@@ -122,7 +122,7 @@ class Session:
         if self.record_mode == "all":
             refuse_foreign(self.path)  # "all" rewrites without reading: never over a vcrpy file
             self._replace_on_write = True
-            return Cassette(self.path, recorded_with=recorded_with())
+            return Cassette(self.path, recorded_with=recorded_with(), layout=self.options.layout)
         if not os.path.exists(self.path):
             if self.record_mode == "none":
                 raise CassetteNotFoundError(
@@ -130,7 +130,7 @@ class Session:
                     f"record it with record_mode='once' (or --llmvcr-record-mode=once)"
                 )
             self._fresh_file = True
-            return Cassette(self.path, recorded_with=recorded_with())
+            return Cassette(self.path, recorded_with=recorded_with(), layout=self.options.layout)
         return load_cassette(self.path)
 
     # -- lifecycle -------------------------------------------------------------------------------

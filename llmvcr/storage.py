@@ -22,8 +22,9 @@ except ImportError:  # pragma: no cover - Windows
 from .cassette import Cassette
 from .entries import Entry
 from .errors import CassetteFormatError, CassetteNotFoundError, ForeignCassetteError
+from .linear import FULL_VERSION, LINEAR_VERSION, Packer, layout_of, pack, represent_dict, unpack
 from .parse_cache import ParseCache, cache_folder_for, parse_yaml
-from .schema import FORMAT_VERSION, Inline, entry_to_mapping, migrate
+from .schema import Inline, entry_to_mapping, migrate
 
 try:  # the C parser and emitter when libyaml is there: the same safe semantics, faster
     _YamlLoader: Any = yaml.CSafeLoader
@@ -53,6 +54,7 @@ _Dumper.add_representer(str, _represent_str)
 _Dumper.add_representer(
     Inline, lambda dumper, value: dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=True)
 )
+_Dumper.add_representer(dict, represent_dict)
 
 
 def format_of(path: str) -> str:
@@ -116,6 +118,7 @@ def cassette_from_document(document: dict[str, Any], path: str) -> Cassette:
     entries = document.get("entries") or []
     if not isinstance(entries, list):
         raise CassetteFormatError(path, "expected a list", field="entries")
+    entries = unpack(entries, path) if document.get("version") == LINEAR_VERSION else entries
     seed = document.get("seed")
     recorded_with = document.get("recorded_with") or {}
     metadata = document.get("metadata") or {}
@@ -128,6 +131,7 @@ def cassette_from_document(document: dict[str, Any], path: str) -> Cassette:
         seed=None if seed is None else str(seed),
         recorded_with={str(k): str(v) for k, v in recorded_with.items()},
         metadata=metadata,
+        layout=layout_of(document.get("version")),
     )
     for position, raw in enumerate(entries):
         # Cheap shape checks now; the rest when the entry is first used.
@@ -166,17 +170,23 @@ def validate(cassette: Cassette) -> None:
         cassette.entry(i)
 
 
-def document_of(cassette: Cassette) -> dict[str, Any]:
-    document: dict[str, Any] = {"version": FORMAT_VERSION}
+def document_of(cassette: Cassette, *, entries: bool = True) -> dict[str, Any]:
+    """The cassette as the mapping its file holds, in its layout; ``entries=False``: the header only."""
+    document: dict[str, Any] = {"version": FULL_VERSION}
     if cassette.seed is not None:
         document["seed"] = cassette.seed
     document["recorded_with"] = cassette.recorded_with
     if cassette.metadata:
         document["metadata"] = cassette.metadata
-    document["entries"] = [
+    if not entries:
+        return document
+    full = [
         raw if not isinstance(raw, Entry) else entry_to_mapping(raw)
         for raw in (cassette.raw(i) for i in range(len(cassette)))
     ]
+    if cassette.layout == "linear":  # version 2 only when an entry refers to another
+        full, document["version"] = pack(full)
+    document["entries"] = full
     return document
 
 
@@ -280,6 +290,7 @@ class CassetteWriter:
         self._stamp: tuple[int, int, int] | None = None
         self._mappings: list[Any] = []  # JSON: the entries on disk, dumped whole (orjson is fast)
         self._entries_text = b""  # YAML: the text of the entries on disk, "- provider: ..." items
+        self._packer = Packer()  # what the entries on disk hold, for new ones to refer back to
 
     def append(self, cassette: Cassette, new: list[Entry]) -> None:
         """Write ``new`` after the entries already in the file, keeping what other writers put there."""
@@ -287,8 +298,11 @@ class CassetteWriter:
         with file_lock(self.path):
             if self._stamp is None or self._stamp != _stamp(self.path):
                 self._read_disk()
-            document = document_of(cassette)
-            del document["entries"]
+            document = document_of(cassette, entries=False)
+            packer = self._packer.copy()
+            if packer.used or cassette.layout == "linear":  # a file's layout is kept, never mixed
+                mappings = [packer.pack(m) for m in mappings]
+                document["version"] = LINEAR_VERSION if packer.used else FULL_VERSION
             # What is on disk changes only once the write succeeded: a failed write (a full disk)
             # leaves the writer as it was, so the retry writes each entry once.
             if self.fmt == "json":
@@ -303,14 +317,18 @@ class CassetteWriter:
                 self._mappings = all_mappings
             else:
                 self._entries_text = entries_text
+            self._packer = packer
             self._stamp = _stamp(self.path)
 
     def _read_disk(self) -> None:
         on_disk: list[Any] = []
+        disk: dict[str, Any] = {}
         if not self._replace and os.path.exists(self.path):
             with open(self.path, "rb") as f:
-                entries = parse_document(f.read(), self.path).get("entries") or []
+                disk = parse_document(f.read(), self.path)
+            entries = disk.get("entries") or []
             on_disk = entries if isinstance(entries, list) else []
+        self._packer = Packer.of(on_disk, disk.get("version"), self.path)
         self._replace = False
         self._mappings = on_disk
         self._entries_text = dump_document(on_disk, "yaml") if on_disk and self.fmt == "yaml" else b""
