@@ -7,14 +7,27 @@ scanned for key-shaped text and the live client's own credentials, replaced by
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
+from .errors import LLMVCRError
 from .jsonpath import Path, blank, looks_like_path, parse_path
+from .secret_shapes import (
+    MIN_SECRET,
+    QUICK,
+    QUICK_BYTES,
+    SECRET_PATTERNS,
+    credential_parts,
+    encoded_forms,
+    shape_span,
+)
 
 REQUEST_HEADERS = frozenset({"anthropic-version", "anthropic-beta", "openai-beta", "content-type"})
 RESPONSE_HEADERS = frozenset(
@@ -38,33 +51,30 @@ SECRET_QUERY_KEYS = frozenset(
     {"key", "api_key", "api-key", "apikey", "token", "access_token", "sig", "signature"}
 )
 
-SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    # A key has digits in it; "sk-learn-pipeline-examples" or "Bearer authentication" in prose does not.
-    ("anthropic-key", re.compile(r"sk-ant-(?=[A-Za-z_\-]*\d)[A-Za-z0-9_\-]{8,}")),
-    (
-        "openai-key",
-        re.compile(
-            r"sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{16,}|(?!ant-)(?=[A-Za-z_\-]*\d)[A-Za-z0-9_\-]{16,})"
-        ),
-    ),
-    (
-        "bearer",
-        re.compile(r"Bearer\s+(?:(?=[A-Za-z._~+/=\-]*\d)[A-Za-z0-9._~+/=\-]{8,}|[A-Za-z0-9._~+/=\-]{16,})"),
-    ),
-    ("aws-access-key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
-    ("gcp-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b")),
-    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")),
-    (
-        "private-key",
-        re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----(?:.*?-----END [A-Z ]*PRIVATE KEY-----)?", re.S),
-    ),
-    ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})")),
-    ("slack-token", re.compile(r"\bxox[baprs]-[A-Za-z0-9-]{10,}")),
-)
-_QUICK = re.compile(r"sk-|Bearer|AKIA|ASIA|AIza|eyJ|PRIVATE KEY|gh[pousr]_|github_pat_|xox[baprs]-")
-_QUICK_BYTES = re.compile(_QUICK.pattern.encode("ascii"))
 _JSON_ESCAPED = re.compile(r'["\\\x00-\x1f\x7f]')
 _CREDENTIAL_WORDS = re.compile(r"auth|key|token|secret|signature|cookie|password", re.I)
+
+
+class UnredactableBodyError(LLMVCRError, ValueError):
+    """A secret sits where llmvcr cannot replace it (inside compressed bytes): nothing is written."""
+
+
+_GZIP = b"\x1f\x8b\x08"
+_MAX_INFLATE = 64 << 20  # a bomb is read this far and no further
+
+
+def gzip_members(data: bytes, limit: int = 8) -> Iterator[bytes]:
+    """The inflated bytes of each gzip stream inside ``data`` (an uploaded ``.gz``), the first few."""
+    start = data.find(_GZIP)
+    while start >= 0 and limit:
+        limit -= 1
+        try:
+            inner = zlib.decompressobj(wbits=31).decompress(data[start:], _MAX_INFLATE)
+        except zlib.error:
+            inner = b""  # three bytes that only look like a gzip header
+        if inner:
+            yield inner
+        start = data.find(_GZIP, start + 1)
 
 
 def is_credential_header(name: str) -> bool:
@@ -83,34 +93,73 @@ class Redactor:
     paths: list[list[str | int]] = field(default_factory=list)  # redact=["$.metadata.user_id"]
     keep: list[re.Pattern[str]] = field(default_factory=list)  # redact_keep=: look like keys, are not
 
+    found: dict[str, str] = field(default_factory=dict)  # keys found by their shape, each form -> kind
+    _ordered: tuple[tuple[str, str], ...] = field(default=(), repr=False)  # (form, kind), longest first
+    _ordered_from: tuple[int, int] = field(default=(-1, -1), repr=False)
+
     def learn(self, value: str | None) -> None:
-        """Remember a credential seen on a live request so it is scrubbed wherever it appears."""
+        """Remember a credential seen on a live request so it is scrubbed wherever it appears,
+        in each form a server may echo it in (percent-encoded, base64); a ``Basic`` header's
+        user and password too."""
         if value:
-            value = value.strip()
-            if value.lower().startswith("bearer "):
-                value = value[7:].strip()
-            if len(value) >= 6:
-                self.secrets.add(value)
+            for part in credential_parts(value):
+                if len(part) >= MIN_SECRET:
+                    self.secrets |= encoded_forms(part)
+
+    def _learn_shape(self, secret: str, kind: str) -> None:
+        # A key found by its shape is scrubbed wherever it comes back (a stream event that lost the
+        # words around it, a gateway echoing the path in base64), under the shape's own label.
+        for part in credential_parts(secret):
+            if len(part) >= MIN_SECRET:
+                for form in encoded_forms(part):
+                    self.found.setdefault(form, kind)
+
+    def _needles(self) -> tuple[tuple[str, str], ...]:
+        size = (len(self.secrets), len(self.found))
+        if self._ordered_from != size:
+            labels = {**self.found, **dict.fromkeys(self.secrets, "api-key")}
+            # a form before its parts: "Bearer abc" is replaced whole, not left as "Bearer <...>"
+            self._ordered = tuple(sorted(labels.items(), key=lambda item: -len(item[0])))
+            self._ordered_from = size
+        return self._ordered
 
     def text(self, value: str) -> str:
-        for secret in self.secrets:
+        """``value`` with known secrets, the user's regexes and every built-in key shape replaced."""
+        for secret, kind in self._needles():
             if secret in value:
-                value = value.replace(secret, "<REDACTED:api-key>")
+                value = value.replace(secret, f"<REDACTED:{kind}>")
         for kind, pattern in self.patterns:
             value = pattern.sub(f"<REDACTED:{kind}>", value)
-        if _QUICK.search(value):
+        if QUICK.search(value):
             for kind, pattern in SECRET_PATTERNS:
-                value = pattern.sub(self._replacer(kind) if self.keep else f"<REDACTED:{kind}>", value)
+                value = pattern.sub(self._replacer(kind, pattern), value)
         return value
 
-    def _replacer(self, kind: str) -> Callable[[re.Match[str]], str]:
-        """A built-in shape's match is kept when one of the user's ``redact_keep`` patterns covers it."""
+    def _replacer(self, kind: str, pattern: re.Pattern[str]) -> Callable[[re.Match[str]], str]:
+        """A built-in shape's match, its secret replaced unless a ``redact_keep`` pattern covers it."""
 
         def replace(match: re.Match[str]) -> str:
-            text = match.group(0)
-            return text if any(k.fullmatch(text) for k in self.keep) else f"<REDACTED:{kind}>"
+            whole = match.group(0)
+            start, end = shape_span(pattern, match)
+            secret = match.string[start:end]
+            if any(k.fullmatch(secret) or k.fullmatch(whole) for k in self.keep):
+                return whole
+            self._learn_shape(secret, kind)
+            offset = match.start()
+            return f"{whole[: start - offset]}<REDACTED:{kind}>{whole[end - offset :]}"
 
         return replace
+
+    def binary(self, data: bytes) -> bytes:
+        """Bytes that are not UTF-8 (an uploaded file): scanned as Latin-1, where each byte is one
+        character, so known secrets and key shapes are replaced in place and the rest is untouched."""
+        for secret, kind in self._needles():  # as UTF-8 bytes: a secret that is not ASCII too
+            needle = secret.encode("utf-8")
+            if needle in data:
+                data = data.replace(needle, f"<REDACTED:{kind}>".encode("ascii"))
+        if not self.patterns and not QUICK_BYTES.search(data):
+            return data
+        return self.text(data.decode("latin-1")).encode("latin-1")
 
     def tree(self, node: Any) -> Any:
         if isinstance(node, str):
@@ -121,15 +170,37 @@ class Redactor:
             return [self.tree(v) for v in node]
         return node
 
-    def body(self, node: Any) -> Any:
-        """A request or response body: the values at the user's JSON paths, then every string."""
+    def body(self, node: Any, where: str = "the body") -> Any:
+        """A request or response body: the values at the user's JSON paths, then every string.
+
+        Raises ``UnredactableBodyError`` (its message starting with ``where``) when a secret sits
+        inside compressed bytes.
+        """
         if node is None:
             return None
+        if isinstance(node, dict) and len(node) == 1 and isinstance(node.get("base64"), str):
+            return self._base64_body(node, where)
         if not self.patterns and not self.paths and not self._may_change(node):
             return node
         for tokens in self.paths:
             node = blank(node, tokens)
         return self.tree(node)
+
+    def _base64_body(self, node: dict[str, str], where: str) -> Any:
+        """``{"base64": ...}``, how a body that is not UTF-8 is stored: its bytes are scanned."""
+        try:
+            data = base64.b64decode(node["base64"], validate=True)
+        except (binascii.Error, ValueError):
+            return self.tree(node)  # not llmvcr's encoding: a JSON body that happens to look so
+        redacted = self.binary(data)
+        for inner in gzip_members(redacted):
+            if self.binary(inner) != inner:
+                raise UnredactableBodyError(
+                    f"{where}: a gzip-compressed part holds a credential or something shaped like a key, "
+                    f"which cannot be replaced inside the compressed bytes. Nothing was written. Send the "
+                    f"file uncompressed so llmvcr can replace the key, or use a file without a real key."
+                )
+        return node if redacted == data else {"base64": base64.b64encode(redacted).decode("ascii")}
 
     def _may_change(self, node: Any) -> bool:
         """Whether ``tree(node)`` could change anything, judged by one scan of its JSON text.
@@ -141,9 +212,9 @@ class Redactor:
             data = orjson.dumps(node)
         except TypeError:
             return True
-        if _QUICK_BYTES.search(data):
+        if QUICK_BYTES.search(data):
             return True
-        return any(_JSON_ESCAPED.search(s) or s.encode("utf-8") in data for s in self.secrets)
+        return any(_JSON_ESCAPED.search(s) or s.encode("utf-8") in data for s, _ in self._needles())
 
     def events(self, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Stream events: each event's data is a body of its own."""
@@ -217,10 +288,11 @@ def compile_paths(rules: Iterable[str | re.Pattern[str]]) -> list[Path]:
 def find_secrets(node: Any, path: str = "") -> Iterator[tuple[str, str, str]]:
     """Every ``(path, kind, excerpt)`` in a JSON tree that looks like a credential."""
     if isinstance(node, str):
-        if _QUICK.search(node):
+        if QUICK.search(node):
             for kind, pattern in SECRET_PATTERNS:
                 for m in pattern.finditer(node):
-                    yield path, kind, m.group(0)[:12] + "…"
+                    start, end = shape_span(pattern, m)
+                    yield path, kind, node[start:end][:12] + "…"
     elif isinstance(node, dict):
         for k, v in node.items():
             if isinstance(k, str) and k.lower() in CREDENTIAL_HEADERS and isinstance(v, str):
