@@ -26,7 +26,7 @@ from .secret_shapes import (
     SECRET_PATTERNS,
     credential_parts,
     encoded_forms,
-    shape_span,
+    secret_span,
 )
 
 REQUEST_HEADERS = frozenset({"anthropic-version", "anthropic-beta", "openai-beta", "content-type"})
@@ -140,7 +140,10 @@ class Redactor:
 
         def replace(match: re.Match[str]) -> str:
             whole = match.group(0)
-            start, end = shape_span(pattern, match)
+            span = secret_span(pattern, match)
+            if span is None:
+                return whole
+            start, end = span
             secret = match.string[start:end]
             if any(k.fullmatch(secret) or k.fullmatch(whole) for k in self.keep):
                 return whole
@@ -291,8 +294,9 @@ def find_secrets(node: Any, path: str = "") -> Iterator[tuple[str, str, str]]:
         if QUICK.search(node):
             for kind, pattern in SECRET_PATTERNS:
                 for m in pattern.finditer(node):
-                    start, end = shape_span(pattern, m)
-                    yield path, kind, node[start:end][:12] + "…"
+                    span = secret_span(pattern, m)
+                    if span is not None:
+                        yield path, kind, node[span[0] : span[1]][:12] + "…"
     elif isinstance(node, dict):
         for k, v in node.items():
             if isinstance(k, str) and k.lower() in CREDENTIAL_HEADERS and isinstance(v, str):

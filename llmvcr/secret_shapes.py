@@ -9,7 +9,9 @@ echo it in: raw, percent-encoded, and base64 at any byte alignment inside a long
 from __future__ import annotations
 
 import base64
+import math
 import re
+from collections import Counter
 from collections.abc import Iterator
 from urllib.parse import quote, quote_plus
 
@@ -17,11 +19,12 @@ from urllib.parse import quote, quote_plus
 # replaced, so "aws_secret_access_key = <REDACTED:aws-secret-key>" still reads as it did.
 SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # A key has digits in it; "sk-learn-pipeline-examples" or "Bearer authentication" in prose does not.
-    ("anthropic-key", re.compile(r"sk-ant-(?=[A-Za-z_\-]*\d)[A-Za-z0-9_\-]{8,}")),
+    # Not inside a word: the anthropic-beta value "task-budgets-2026-03-13" holds no key.
+    ("anthropic-key", re.compile(r"(?<![A-Za-z0-9])sk-ant-(?=[A-Za-z_\-]*\d)[A-Za-z0-9_\-]{8,}")),
     (
         "openai-key",
         re.compile(
-            r"sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{16,}|(?!ant-)(?=[A-Za-z_\-]*\d)[A-Za-z0-9_\-]{16,})"
+            r"(?<![A-Za-z0-9])sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{16,}|(?!ant-)(?=[A-Za-z_\-]*\d)[A-Za-z0-9_\-]{16,})"
         ),
     ),
     (
@@ -47,23 +50,47 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})")),
     ("slack-token", re.compile(r"\bxox[baprs]-[A-Za-z0-9-]{10,}")),
+    (
+        # A value assigned to a word that names a credential, when it reads as random: 20 or more
+        # characters with upper case, lower case and digits, no dot (``Client.AuthParams``), and
+        # ``MIN_ENTROPY`` bits per character (checked by ``secret_span``).
+        "secret",
+        re.compile(
+            r"(?i:api[_-]?key|secret|token|passw(?:or)?d|credential|auth)[\"']?\s*[:=]\s*[\"']?"
+            r"(?P<secret>(?=[\w\-+/=]{0,80}[A-Z])(?=[\w\-+/=]{0,80}[a-z])(?=[\w\-+/=]{0,80}\d)"
+            r"[\w\-+/=]{20,})(?![\w\-+/=.])"
+        ),
+    ),
 )
 # Text without one of these cannot hold a shape: one cheap scan skips the patterns.
 QUICK = re.compile(
     r"sk-|Bearer|AKIA|ASIA|AIza|eyJ|PRIVATE KEY|gh[pousr]_|github_pat_|xox[baprs]-|(?i:aws|secret)"
+    r"|(?i:key|token|passw(?:or)?d|credential|auth)[\"']?\s*[:=]"
 )
 QUICK_BYTES = re.compile(QUICK.pattern.encode("ascii"))
 
+_ASSIGNED = SECRET_PATTERNS[-1][1]
 MIN_SECRET = 6  # shorter values are learned as nothing: they would blank ordinary words
 _MIN_BASE64_CORE = 8
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9_-]{0,20})\s+(\S+)")
 
 
-def shape_span(pattern: re.Pattern[str], match: re.Match[str]) -> tuple[int, int]:
-    """The part of a shape's match that is the secret (the ``secret`` group when it has one)."""
-    if "secret" in pattern.groupindex:
-        return match.span("secret")
-    return match.span()
+MIN_ENTROPY = 4.0  # bits per character: a random base64 token has ~5, "Authorization_Header_2" ~3.7
+
+
+def secret_span(pattern: re.Pattern[str], match: re.Match[str]) -> tuple[int, int] | None:
+    """The part of a shape's match that is the secret (the ``secret`` group when it has one), or
+    None when the match is not one after all (an assigned value that does not read as random)."""
+    if "secret" not in pattern.groupindex:
+        return match.span()
+    if pattern is _ASSIGNED and _entropy(match.group("secret")) < MIN_ENTROPY:
+        return None
+    return match.span("secret")
+
+
+def _entropy(text: str) -> float:
+    counts = Counter(text)
+    return -sum(n / len(text) * math.log2(n / len(text)) for n in counts.values())
 
 
 def credential_parts(value: str) -> Iterator[str]:
