@@ -1,8 +1,10 @@
 """What may reach disk: header allowlists, secret detection and user redaction hooks.
 
 Headers are dropped unless allowlisted; every string in bodies, queries and stream events is
-scanned for key-shaped text and the live client's own credentials, replaced by
-``<REDACTED:kind>``. Redaction runs before fingerprinting, on live and recorded requests alike.
+scanned for key-shaped text (``secret_shapes``) and the live client's own credentials (learned
+from its headers, signed queries and URL userinfo, in every encoded form), replaced by
+``<REDACTED:kind>``. A body that is not UTF-8 is scanned byte by byte. Redaction runs before
+fingerprinting, on live and recorded requests alike.
 """
 
 from __future__ import annotations
@@ -21,12 +23,11 @@ from .errors import LLMVCRError
 from .jsonpath import Path, blank, looks_like_path, parse_path
 from .secret_shapes import (
     MIN_SECRET,
-    QUICK,
-    QUICK_BYTES,
-    SECRET_PATTERNS,
     credential_parts,
     encoded_forms,
+    may_hold_shape,
     secret_span,
+    shapes_to_try,
 )
 
 REQUEST_HEADERS = frozenset({"anthropic-version", "anthropic-beta", "openai-beta", "content-type"})
@@ -102,17 +103,19 @@ class Redactor:
         in each form a server may echo it in (percent-encoded, base64); a ``Basic`` header's
         user and password too."""
         if value:
-            for part in credential_parts(value):
+            whole, parts = credential_parts(value)
+            if len(whole) >= MIN_SECRET:
+                self.secrets.add(whole)
+            for part in parts:
                 if len(part) >= MIN_SECRET:
                     self.secrets |= encoded_forms(part)
 
     def _learn_shape(self, secret: str, kind: str) -> None:
         # A key found by its shape is scrubbed wherever it comes back (a stream event that lost the
         # words around it, a gateway echoing the path in base64), under the shape's own label.
-        for part in credential_parts(secret):
-            if len(part) >= MIN_SECRET:
-                for form in encoded_forms(part):
-                    self.found.setdefault(form, kind)
+        whole, parts = credential_parts(secret)
+        for form in {whole}.union(*(encoded_forms(p) for p in parts if len(p) >= MIN_SECRET)):
+            self.found.setdefault(form, kind)
 
     def _needles(self) -> tuple[tuple[str, str], ...]:
         size = (len(self.secrets), len(self.found))
@@ -130,9 +133,8 @@ class Redactor:
                 value = value.replace(secret, f"<REDACTED:{kind}>")
         for kind, pattern in self.patterns:
             value = pattern.sub(f"<REDACTED:{kind}>", value)
-        if QUICK.search(value):
-            for kind, pattern in SECRET_PATTERNS:
-                value = pattern.sub(self._replacer(kind, pattern), value)
+        for kind, pattern in shapes_to_try(value):
+            value = pattern.sub(self._replacer(kind, pattern), value)
         return value
 
     def _replacer(self, kind: str, pattern: re.Pattern[str]) -> Callable[[re.Match[str]], str]:
@@ -160,7 +162,7 @@ class Redactor:
             needle = secret.encode("utf-8")
             if needle in data:
                 data = data.replace(needle, f"<REDACTED:{kind}>".encode("ascii"))
-        if not self.patterns and not QUICK_BYTES.search(data):
+        if not self.patterns and not may_hold_shape(data):
             return data
         return self.text(data.decode("latin-1")).encode("latin-1")
 
@@ -215,7 +217,7 @@ class Redactor:
             data = orjson.dumps(node)
         except TypeError:
             return True
-        if QUICK_BYTES.search(data):
+        if may_hold_shape(data):
             return True
         return any(_JSON_ESCAPED.search(s) or s.encode("utf-8") in data for s, _ in self._needles())
 
@@ -291,12 +293,13 @@ def compile_paths(rules: Iterable[str | re.Pattern[str]]) -> list[Path]:
 def find_secrets(node: Any, path: str = "") -> Iterator[tuple[str, str, str]]:
     """Every ``(path, kind, excerpt)`` in a JSON tree that looks like a credential."""
     if isinstance(node, str):
-        if QUICK.search(node):
-            for kind, pattern in SECRET_PATTERNS:
-                for m in pattern.finditer(node):
-                    span = secret_span(pattern, m)
-                    if span is not None:
-                        yield path, kind, node[span[0] : span[1]][:12] + "…"
+        seen: set[int] = set()  # a key that two shapes match is reported once, as redaction does
+        for kind, pattern in shapes_to_try(node):
+            for m in pattern.finditer(node):
+                span = secret_span(pattern, m)
+                if span is not None and not seen.intersection(range(*span)):
+                    seen.update(range(*span))
+                    yield path, kind, node[span[0] : span[1]][:12] + "…"
     elif isinstance(node, dict):
         for k, v in node.items():
             if isinstance(k, str) and k.lower() in CREDENTIAL_HEADERS and isinstance(v, str):
