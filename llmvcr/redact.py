@@ -29,6 +29,7 @@ from .secret_shapes import (
     secret_span,
     shapes_to_try,
 )
+from .split_secrets import redact_across
 
 REQUEST_HEADERS = frozenset({"anthropic-version", "anthropic-beta", "openai-beta", "content-type"})
 RESPONSE_HEADERS = frozenset(
@@ -222,10 +223,35 @@ class Redactor:
         return any(_JSON_ESCAPED.search(s) or s.encode("utf-8") in data for s, _ in self._needles())
 
     def events(self, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Stream events: each event's data is a body of its own."""
+        """Stream events: each event's data is a body of its own; then a secret that a stream's
+        text pieces spell out between them (a model repeating a key) is replaced across them."""
         if not self.paths:
-            return self.tree(events)  # type: ignore[no-any-return]
-        return [self.tree({**ev, "data": self.body(ev.get("data"))} if "data" in ev else ev) for ev in events]
+            out: list[dict[str, Any]] = self.tree(events)
+        else:
+            out = [
+                self.tree({**ev, "data": self.body(ev.get("data"))} if "data" in ev else ev) for ev in events
+            ]
+        redact_across(out, self.spans)  # ``tree`` built new containers: editing them is safe
+        return out
+
+    def spans(self, text: str) -> list[tuple[int, int, str]]:
+        """Where ``text`` holds a known secret or a key shape: ``(start, end, kind)``, not overlapping."""
+        found = []
+        for secret, kind in self._needles():
+            at = text.find(secret)
+            while at >= 0:
+                found.append((at, at + len(secret), kind))
+                at = text.find(secret, at + 1)
+        for kind, pattern in [*self.patterns, *shapes_to_try(text)]:
+            for match in pattern.finditer(text):
+                span = secret_span(pattern, match)
+                if span and not any(k.fullmatch(text[span[0] : span[1]]) for k in self.keep):
+                    found.append((*span, kind))
+        kept: list[tuple[int, int, str]] = []
+        for start, end, kind in sorted(found, key=lambda f: (f[0], -f[1])):
+            if not kept or start >= kept[-1][1]:
+                kept.append((start, end, kind))
+        return kept
 
     def headers(
         self, headers: Iterable[tuple[str, str]], allow: frozenset[str], *, by_name: bool = True

@@ -13,7 +13,8 @@ Behaviour, driven by the last user text (or embeddings input):
   with that status and the provider's error body; ``__stream_error__`` / ``__stream_drop__``
   (streams only) send four events, then an in-stream error / an abrupt close;
   ``__slow_stream__`` sleeps 50 ms between events; ``__counter__`` appends ``" #<n>"`` (a
-  per-server counter) to the echo so identical requests differ.
+  per-server counter) to the echo so identical requests differ; ``__split_stream__`` streams
+  the text four characters per event, as a model spells out a word it repeats.
 * A request header ``x-echo: text|error|header`` makes the server repeat what the request carried
   (header values, query values, the request line's path, a Basic header's user and password),
   each raw, percent-encoded and base64-encoded, in the reply text (bodies and stream events),
@@ -52,6 +53,7 @@ MARKERS = (
     "__stream_drop__",
     "__slow_stream__",
     "__counter__",
+    "__split_stream__",
 )
 JSON = dict[str, Any]
 
@@ -109,6 +111,8 @@ class _Plan:
 
 def _pieces(text: str) -> list[str]:
     """Split into word-sized pieces that concatenate back to `text`."""
+    if "__split_stream__" in text:
+        return [text[i : i + 4] for i in range(0, len(text), 4)]
     parts = re.findall(r"\s*\S+", text)
     rest = text[len("".join(parts)) :]
     return [*parts[:-1], parts[-1] + rest] if parts and rest else parts or ([rest] if rest else [])

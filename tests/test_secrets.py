@@ -407,3 +407,46 @@ def test_a_learned_secret_is_scrubbed_in_every_encoding_wherever_its_bytes_start
     short.learn("ab")  # too short to learn: it would blank ordinary words
     assert short.text("ab cd ab") == "ab cd ab"
     assert Redactor().text("Authorization: Basic is a scheme") == "Authorization: Basic is a scheme"
+
+
+# -- a key a model spells out across stream events -----------------------------------------------
+
+SPLIT = {
+    "learned-anthropic": ("anthropic", API_KEY, "", "text"),
+    "learned-openai": ("openai", BEARER, "", "text"),
+    "shape-in-prompt-anthropic": ("anthropic", "sk-ant-api03-unrelated-0000000000", f"repeat {SHAPED}", ""),
+    "shape-in-prompt-openai": ("openai", "sk-proj-unrelated-000000000000000", f"repeat {SHAPED}", ""),
+}
+
+
+@pytest.mark.parametrize("case", SPLIT.values(), ids=SPLIT)
+def test_a_key_spelled_out_across_stream_events_is_never_written(
+    case: tuple[str, str, str, str], server: Any, tmp_path: Path, cassette_dir: Path
+) -> None:
+    sdk, key, prompt, echo = case
+    secret = SHAPED if prompt else key
+    messages = [{"role": "user", "content": f"__split_stream__ {prompt}"}]
+    headers = {"x-echo": echo} if echo else {}
+
+    def streamed_text() -> str:
+        if sdk == "anthropic":
+            client: Any = anthropic.Anthropic(api_key=key, base_url=server.url, max_retries=0)
+            with client.messages.stream(
+                model="claude-test", max_tokens=8, messages=messages, extra_headers=headers
+            ) as stream:
+                return "".join(stream.text_stream)
+        client = openai.OpenAI(api_key=key, base_url=server.url + "/v1", max_retries=0)
+        chunks = client.chat.completions.create(
+            model="gpt-test", messages=messages, stream=True, extra_headers=headers
+        )
+        return "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+
+    with llmvcr.recording("split"):
+        live = streamed_text()
+    assert secret in live  # the server did spell it out, four characters per event
+    found = leaks(tmp_path, [secret])
+    assert not found, "\n".join(found)
+    with llmvcr.recording("split", record_mode="none"):
+        replayed = streamed_text()
+    assert not [f for f in forms(secret) if f.decode() in replayed], replayed
+    assert "<REDACTED:" in replayed
