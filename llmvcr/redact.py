@@ -23,6 +23,7 @@ from .errors import LLMVCRError
 from .jsonpath import Path, blank, looks_like_path, parse_path
 from .secret_shapes import (
     MIN_SECRET,
+    MIN_SHAPE,
     credential_parts,
     encoded_forms,
     may_hold_shape,
@@ -98,6 +99,7 @@ class Redactor:
     found: dict[str, str] = field(default_factory=dict)  # keys found by their shape, each form -> kind
     _ordered: tuple[tuple[str, str], ...] = field(default=(), repr=False)  # (form, kind), longest first
     _ordered_from: tuple[int, int] = field(default=(-1, -1), repr=False)
+    _clean: set[str] = field(default_factory=set, repr=False)  # short strings found to hold nothing
 
     def learn(self, value: str | None) -> None:
         """Remember a credential seen on a live request so it is scrubbed wherever it appears,
@@ -125,17 +127,30 @@ class Redactor:
             # a form before its parts: "Bearer abc" is replaced whole, not left as "Bearer <...>"
             self._ordered = tuple(sorted(labels.items(), key=lambda item: -len(item[0])))
             self._ordered_from = size
+            self._clean.clear()  # a string clean before may hold what was just learned
         return self._ordered
 
     def text(self, value: str) -> str:
         """``value`` with known secrets, the user's regexes and every built-in key shape replaced."""
-        for secret, kind in self._needles():
+        if len(value) < MIN_SECRET and not self.patterns:
+            return value  # a stream's " word", a key like "type": nothing fits in it
+        needles, learned = self._needles(), (len(self.secrets), len(self.found))
+        if value in self._clean:
+            return value
+        original = value
+        for secret, kind in needles:
             if secret in value:
                 value = value.replace(secret, f"<REDACTED:{kind}>")
         for kind, pattern in self.patterns:
             value = pattern.sub(f"<REDACTED:{kind}>", value)
-        for kind, pattern in shapes_to_try(value):
-            value = pattern.sub(self._replacer(kind, pattern), value)
+        if len(value) >= MIN_SHAPE:
+            for kind, pattern in shapes_to_try(value):
+                value = pattern.sub(self._replacer(kind, pattern), value)
+        # a stream repeats its keys and event types: remember the short ones that hold nothing
+        if len(value) <= 64 and value == original and learned == (len(self.secrets), len(self.found)):
+            if len(self._clean) >= 4096:
+                self._clean.clear()
+            self._clean.add(value)
         return value
 
     def _replacer(self, kind: str, pattern: re.Pattern[str]) -> Callable[[re.Match[str]], str]:

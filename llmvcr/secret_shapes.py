@@ -77,6 +77,7 @@ SECRET_PATTERNS += CONTEXT_PATTERNS
 _PATTERN_KIND = {id(pattern): kind for kind, pattern in CONTEXT_PATTERNS}
 
 MIN_SECRET = 6  # shorter values are learned as nothing: they would blank ordinary words
+MIN_SHAPE = 15  # no built-in shape matches shorter text ("sk-ant-" and 8, "Bearer " and 8, "xoxb-" and 10)
 _MIN_BASE64_CORE = 8
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9_-]{0,20})\s+(\S+)")
 MIN_ENTROPY = 4.0  # bits per character: a random base64 token has ~5, "Authorization_Header_2" ~3.7
