@@ -178,9 +178,9 @@ class Session:
         redactor = self.redactor
         headers = redactor.headers(request.headers.items(), frozenset(request.headers))
         query = redactor.query(request.query) if request.query else ()
-        return Request(
-            request.method, redactor.text(request.path), redactor.body(request.body), query, headers
-        )
+        path = redactor.text(request.path)
+        where = f"{self.path}: call {len(self.cassette) + 1} ({request.method} {path}), the request body"
+        return Request(request.method, path, redactor.body(request.body, where=where), query, headers)
 
     def decide(self, provider: Caller, request: Request) -> Decision:
         """Redact ``request``, then: a fault due on this call, the recorded entry, or live.
@@ -330,7 +330,7 @@ class Session:
         response = Response(
             response.status,
             redactor.headers(response.headers.items(), RESPONSE_HEADERS, by_name=False),
-            body=redactor.body(response.body),
+            body=redactor.body(response.body, f"{self.path}: call {len(self.cassette) + 1}, the response"),
             stream=redactor.events(response.stream) if response.stream is not None else None,
             truncated=response.truncated,
             failure=response.failure,

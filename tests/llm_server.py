@@ -13,11 +13,17 @@ Behaviour, driven by the last user text (or embeddings input):
   with that status and the provider's error body; ``__stream_error__`` / ``__stream_drop__``
   (streams only) send four events, then an in-stream error / an abrupt close;
   ``__slow_stream__`` sleeps 50 ms between events; ``__counter__`` appends ``" #<n>"`` (a
-  per-server counter) to the echo so identical requests differ.
+  per-server counter) to the echo so identical requests differ; ``__split_stream__`` streams
+  the text four characters per event, as a model spells out a word it repeats.
 * Hostile servers (streams only): ``__gzip__`` / ``__deflate__`` compress the event stream with
   that ``content-encoding`` whatever the client accepted; ``__stream_cut__`` sends four events and
   half of the fifth, then closes the connection.
-* ``POST /v1/files`` (a multipart upload) answers a file object for the uploaded part.
+* A request header ``x-echo: text|error|header`` makes the server repeat what the request carried
+  (header values, query values, the request line's path, a Basic header's user and password),
+  each raw, percent-encoded and base64-encoded, in the reply text (bodies and stream events),
+  the error message, or the request-id header: the echo a key can come back in.
+* ``POST /v1/files`` answers a multipart upload with a file object; a ``/gateway/<token>``
+  prefix before any route is ignored, as an API gateway's would be.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import parse_qsl, quote, quote_plus, unquote
 
 from typing_extensions import Self
 
@@ -54,6 +61,7 @@ MARKERS = (
     "__gzip__",
     "__deflate__",
     "__stream_cut__",
+    "__split_stream__",
 )
 JSON = dict[str, Any]
 
@@ -111,6 +119,8 @@ class _Plan:
 
 def _pieces(text: str) -> list[str]:
     """Split into word-sized pieces that concatenate back to `text`."""
+    if "__split_stream__" in text:
+        return [text[i : i + 4] for i in range(0, len(text), 4)]
     parts = re.findall(r"\s*\S+", text)
     rest = text[len("".join(parts)) :]
     return [*parts[:-1], parts[-1] + rest] if parts and rest else parts or ([rest] if rest else [])
@@ -700,18 +710,19 @@ class LLMServer:
     def _dispatch(self, h: _Handler, path: str, headers: dict[str, str], raw: bytes) -> None:
         if _GEMINI_PATH.fullmatch(path):
             return _gemini(h, path, raw)
-        if path.rstrip("/") in ("/v1/files", "/openai/v1/files"):
-            return h.send_json(200, _uploaded_file(headers.get("content-type", ""), raw), {})
         route = _route(path)
         anthropic = route.startswith("messages") if route else "anthropic-version" in headers
+        echo = _echo(h.path, headers)
+        if route == "files":
+            return self._file(h, anthropic, raw, headers, echo)
         try:
             body = json.loads(raw) if raw else {}
         except ValueError:
             body = None
         if not isinstance(body, dict):
-            return self._error(h, anthropic, 400, "", "Request body is not a JSON object")
+            return self._error(h, anthropic, 400, "", "Request body is not a JSON object", echo)
         if route not in _ROUTES:
-            return self._error(h, anthropic, 404, "", f"Unknown path {path}")
+            return self._error(h, anthropic, 404, "", f"Unknown path {path}", echo)
         prompt = _ROUTES[route](body)
         status = next((s for s in (400, 429, 500, 529) if f"__status_{s}__" in prompt.text), None)
         seed_body = {k: v for k, v in body.items() if k not in ("stream", "stream_options")}
@@ -724,7 +735,7 @@ class LLMServer:
                 suffix = f" #{self._counter}"
             seed = hashlib.sha256(f"{seed}{suffix}".encode()).hexdigest()
         if status is not None:
-            return self._error(h, anthropic, status, seed)
+            return self._error(h, anthropic, status, seed, echo=echo)
         plan = _Plan(
             seed=seed,
             model=str(body.get("model", "")),
@@ -741,7 +752,9 @@ class LLMServer:
             plan.text = json.dumps(_fill(prompt.schema, prompt.schema))
         else:
             plan.text = f"Echo: {prompt.text}{suffix}"
-        hdrs = self._headers(anthropic, seed)
+        if echo and "text" in headers["x-echo"]:
+            plan.text = f"{plan.text} {echo}"
+        hdrs = self._echo_headers(self._headers(anthropic, seed), headers, echo)
         stream = bool(body.get("stream"))
         if route == "messages/count_tokens":
             return h.send_json(200, {"input_tokens": max(1, len(canonical) // 4)}, hdrs)
@@ -816,10 +829,34 @@ class LLMServer:
             "set-cookie": "__cf_bm=abc; path=/",
         }
 
+    @staticmethod
+    def _echo_headers(hdrs: dict[str, str], headers: dict[str, str], echo: str) -> dict[str, str]:
+        if not echo or "header" not in headers["x-echo"]:
+            return hdrs
+        return {k: f"{v} {echo}" if k.endswith("request-id") else v for k, v in hdrs.items()}
+
+    def _file(self, h: _Handler, anthropic: bool, raw: bytes, headers: dict[str, str], echo: str) -> None:
+        """``POST /v1/files``: the reply describes the uploaded part (its id a hash of the parts)."""
+        payload = _uploaded_file(headers.get("content-type", ""), raw)
+        hdrs = self._echo_headers(self._headers(anthropic, payload["id"]), headers, echo)
+        if echo and "text" in headers["x-echo"]:
+            payload["filename"] = f"{payload['filename'] or 'upload'} {echo}"
+        h.send_json(200, payload, hdrs)
+
     def _error(
-        self, h: _Handler, anthropic: bool, status: int, seed: str, message: str | None = None
+        self,
+        h: _Handler,
+        anthropic: bool,
+        status: int,
+        seed: str,
+        message: str | None = None,
+        echo: str = "",
     ) -> None:
-        hdrs = {**self._headers(anthropic, seed), "x-should-retry": "false"}
+        lower = {k.lower(): v for k, v in h.headers.items()}
+        hdrs = self._echo_headers({**self._headers(anthropic, seed), "x-should-retry": "false"}, lower, echo)
+        if echo and "error" in lower["x-echo"]:
+            default = (_ANTHROPIC_ERRORS if anthropic else _OPENAI_ERRORS).get(status, ("", "", ""))[-1]
+            message = f"{message or default} {echo}"
         if status == 429:
             hdrs["retry-after"] = "7"
         if anthropic:
@@ -886,8 +923,44 @@ def _embeddings(body: JSON) -> JSON:
     }
 
 
+# what a request carries that is not the client's own noise: an echo repeats only these
+_ECHO_SKIP = frozenset(
+    {
+        "host",
+        "content-length",
+        "content-type",
+        "accept",
+        "accept-encoding",
+        "connection",
+        "user-agent",
+        "x-echo",
+    }
+)
+
+
+def _echo(target: str, headers: dict[str, str]) -> str:
+    """What ``x-echo`` repeats: each value the request carried, raw, percent-encoded and in base64."""
+    if "x-echo" not in headers:
+        return ""
+    path, _, query = target.partition("?")
+    values = [target, path, unquote(path), *unquote(path).split("/")]
+    values += [v for k, v in headers.items() if k not in _ECHO_SKIP and not k.startswith("x-stainless")]
+    values += [v for _, v in parse_qsl(query, keep_blank_values=True)]
+    for v in list(values):
+        if v.lower().startswith(("basic ", "bearer ")):
+            token = v.split(" ", 1)[1].strip()
+            values.append(token)
+            if v.lower().startswith("basic "):
+                values += base64.b64decode(token).decode("utf-8", "replace").split(":", 1)
+    forms = []
+    for v in values:
+        if v:
+            forms += [v, quote(v, safe=""), quote_plus(v), base64.b64encode(v.encode()).decode()]
+    return " ".join(dict.fromkeys(forms))
+
+
 def _route(path: str) -> str | None:
-    p = path.rstrip("/")
+    p = re.sub(r"^/gateway/[^/]+", "", path.rstrip("/"))
     m = re.fullmatch(r"/openai/deployments/[^/]+/(chat/completions|embeddings)", p)
     if m:
         return m.group(1)
