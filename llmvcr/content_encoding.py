@@ -13,7 +13,7 @@ import zlib
 from collections.abc import Callable
 from typing import Any
 
-from .errors import LLMVCRError
+from .errors import LLMVCRError, UndecodableError
 
 Step = Callable[[bytes], bytes]
 
@@ -26,10 +26,6 @@ _OPTIONAL: dict[str, tuple[tuple[str, ...], str]] = {
 
 class DecodeFailed(Exception):
     """The body is not valid for its ``content-encoding``: the HTTP library will fail on it too."""
-
-
-class UndecodableError(LLMVCRError):
-    """A response compressed with an encoding whose module is not installed: it cannot be recorded."""
 
 
 def _gzip() -> Step:

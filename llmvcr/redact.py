@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from .errors import LLMVCRError
+from .errors import UnredactableBodyError
 from .jsonpath import Path, blank, looks_like_path, parse_path
 from .secret_shapes import (
     MIN_SECRET,
@@ -56,10 +56,6 @@ SECRET_QUERY_KEYS = frozenset(
 
 _JSON_ESCAPED = re.compile(r'["\\\x00-\x1f\x7f]')
 _CREDENTIAL_WORDS = re.compile(r"auth|key|token|secret|signature|cookie|password", re.I)
-
-
-class UnredactableBodyError(LLMVCRError, ValueError):
-    """A secret sits where llmvcr cannot replace it (inside compressed bytes): nothing is written."""
 
 
 _GZIP = b"\x1f\x8b\x08"

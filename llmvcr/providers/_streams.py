@@ -16,7 +16,8 @@ from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, It
 from typing import Any
 
 from ..cassette import Response
-from ..content_encoding import DecodeFailed, Decoder, UndecodableError
+from ..content_encoding import DecodeFailed, Decoder
+from ..errors import UndecodableError
 from ..sse import SSEParser, encode_events
 from .http import body_bytes, parse_body
 
