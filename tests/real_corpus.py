@@ -22,7 +22,12 @@ import yaml
 
 CORPUS = Path(__file__).parent / "data" / "vcrpy_real"
 FILES = sorted(p for p in CORPUS.rglob("*") if p.suffix in (".yaml", ".gz") and p.is_file())
-ERROR_CLASSES = {400: "BadRequestError", 401: "AuthenticationError", 404: "NotFoundError", 429: "RateLimitError"}
+ERROR_CLASSES = {
+    400: "BadRequestError",
+    401: "AuthenticationError",
+    404: "NotFoundError",
+    429: "RateLimitError",
+}
 MEANING_HEADERS = ("anthropic-beta", "openai-beta")
 
 
@@ -66,7 +71,11 @@ def _text(body: Any, encoding: str) -> str:
 
 
 def _sse(text: str) -> list[Any]:
-    return [json.loads(line[5:]) for line in text.splitlines() if line.startswith("data:") and "[DONE]" not in line]
+    return [
+        json.loads(line[5:])
+        for line in text.splitlines()
+        if line.startswith("data:") and "[DONE]" not in line
+    ]
 
 
 def _interactions(path: Path) -> Iterator[dict[str, Any]]:
