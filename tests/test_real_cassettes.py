@@ -13,6 +13,7 @@ import vcr
 from real_corpus import CORPUS, FILES, calls, clients, expected, issue
 
 import llmvcr
+from llmvcr.cli import main
 from llmvcr.cli.reading import load_any
 from llmvcr.errors import ForeignCassetteError
 
@@ -127,3 +128,49 @@ def test_joke():
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["llmvcr: 1 LLM call replayed, 0 recorded*"])
     assert (folder / "test_joke.yaml").read_bytes() == before
+
+
+def test_ls_show_and_scan_name_each_format(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    folder = tmp_path / "cassettes"
+    shutil.copytree(CORPUS, folder)
+    assert main(["ls", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert "llm/test_responses_basic_non_streaming.yaml (vcrpy, read in place)" in out
+    assert "pydantic-ai/test_openai_instructions.yaml (cassetter, read in place)" in out
+    assert "test_anthropic_message_create_legacy.yaml.gz (langchain-gz, read in place)" in out
+    assert main(["show", str(folder / "pydantic-ai" / "test_openai_instructions.yaml")]) == 0
+    assert "1 entries (a cassetter cassette, shown as llmvcr replays it)" in capsys.readouterr().out
+    assert main(["scan", str(folder / "llm")]) == 1
+    out = capsys.readouterr().out
+    assert "(vcrpy cassette): interactions[0].response.headers.set-cookie[1]: credential-header" in out
+
+
+def test_a_folder_conversion_prints_a_table_and_fails_loudly(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    folder = tmp_path / "cassettes"
+    shutil.copytree(CORPUS, folder)
+    (folder / "broken.yaml").write_text("interactions:\n- request: {}\n  response: []\n")
+    (folder / "other.yaml").write_text(
+        "interactions:\n- request: {method: GET, uri: 'https://example.com/', body: null, headers: {}}\n"
+        "  response: {status: {code: 200, message: OK}, headers: {}, body: {string: ok}}\n"
+    )
+    status = main(["convert", str(folder), "--to", "llmvcr-json", "-o", str(tmp_path / "out")])
+    out = capsys.readouterr().out
+    assert status == 2
+    table = out[out.index("file ") :].splitlines()
+    assert table[0].split() == ["file", "format", "entries", "result"]
+    rows = {line.split()[0]: line for line in table[1:-1]}
+    assert len(rows) == len(FILES) + 2
+    assert (
+        "FAILED: entry 0: an interaction needs a request and a response" in rows[str(folder / "broken.yaml")]
+    )
+    assert "kept: no LLM calls, left to vcrpy" in rows[str(folder / "other.yaml")]
+    gz = str(folder / "langchain-layout" / "test_anthropic_message_create_legacy.yaml.gz")
+    assert "langchain-gz" in rows[gz] and "wrote" in rows[gz]
+    assert table[-1].endswith("; 1 failed (see above; fix or convert them one by one)")
+    converted = tmp_path / "out" / "langchain-layout" / "test_anthropic_message_create_legacy.json"
+    assert len(llmvcr.load_cassette(converted)) == 1
+    # llmvcr YAML to llmvcr JSON is a conversion, not "already llmvcr-json"
+    assert main(["convert", str(tmp_path / "out"), "--to", "llmvcr-yaml", "-o", str(tmp_path / "yaml")]) == 0
+    assert f"converted {len(FILES)} file(s)" in capsys.readouterr().out

@@ -31,7 +31,12 @@ from .neutral import JSON
 
 _SafeLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's when PyYAML has it: ~10x faster
 
-FORMATS = ("vcrpy", "pydantic-ai", "cassetter", "langchain-gz")
+FORMATS = ("vcrpy", "pydantic-ai", "cassetter", "langchain-gz")  # the layouts from_vcrpy names
+FOREIGN = ("vcrpy", "cassetter", "langchain-gz")  # the formats the command line tells apart
+
+
+class NoLLMCallsError(CassetteFormatError):
+    """A cassette whose interactions are all calls to other hosts: nothing for llmvcr to replay."""
 
 
 class VcrLoader(_SafeLoader):  # type: ignore[misc]
@@ -163,7 +168,7 @@ def from_vcrpy(path: str | os.PathLike[str], data: bytes | None = None) -> Casse
         else:
             entries.append(result)
     if interactions and not entries:
-        raise CassetteFormatError(
+        raise NoLLMCallsError(
             path,
             f"none of its {len(interactions)} interaction(s) is an Anthropic or OpenAI call "
             f"({'; '.join(left_out[:3])}); there is nothing for llmvcr to replay: leave the file to vcrpy",
