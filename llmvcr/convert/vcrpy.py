@@ -55,7 +55,8 @@ VcrLoader.add_constructor("tag:yaml.org,2002:python/str", _scalar)
 VcrLoader.add_constructor("tag:yaml.org,2002:python/unicode", _scalar)
 VcrLoader.add_constructor("tag:yaml.org,2002:python/tuple", _sequence)
 
-_INTERACTIONS = re.compile(rb'^(?:interactions\s*:|\{\s*"interactions")', re.MULTILINE)
+# YAML's top-level key, or JSON's (vcrpy's json serializer writes "version" first, one key a line)
+_INTERACTIONS = re.compile(rb'^(?:interactions\s*:|\{?\s*"interactions"\s*:)', re.MULTILINE)
 _ENTRIES = re.compile(rb'^entries\s*:|"entries"\s*:', re.MULTILINE)
 
 
