@@ -4,6 +4,7 @@ today's SDKs offline, converted or read in place, equal to what the API answered
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,9 @@ from real_corpus import CORPUS, FILES, calls, clients, expected, issue
 import llmvcr
 from llmvcr.cli import main
 from llmvcr.cli.reading import load_any
+from llmvcr.convert.vcrpy import read_document
 from llmvcr.errors import ForeignCassetteError
+from llmvcr.redact import find_secrets
 
 
 def replay(path: Path, source: Path) -> list[tuple[str, bool, Any, Any]]:
@@ -174,3 +177,21 @@ def test_a_folder_conversion_prints_a_table_and_fails_loudly(
     # llmvcr YAML to llmvcr JSON is a conversion, not "already llmvcr-json"
     assert main(["convert", str(tmp_path / "out"), "--to", "llmvcr-yaml", "-o", str(tmp_path / "yaml")]) == 0
     assert f"converted {len(FILES)} file(s)" in capsys.readouterr().out
+
+
+def test_the_corpus_holds_no_real_credential() -> None:
+    placeholders = {
+        "Bearer test_openai_api_key",
+        "test_set_cookie",
+        "test_organization",
+        "test_openai_org_id",
+    }
+    for source in FILES:
+        document = read_document(str(source))
+        for where, kind, _ in find_secrets(document):
+            value: Any = document
+            for part in re.findall(r"[^.\[\]]+", where):
+                value = value[int(part)] if isinstance(value, list) else value[part]
+            assert kind == "credential-header", (source, where, kind)  # no key-shaped string anywhere
+            cookie = str(value).startswith(("__cf_bm=", "_cfuvid="))  # Cloudflare's, not an account's
+            assert value in placeholders or cookie or "organization" in where, (source, where)
