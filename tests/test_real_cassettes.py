@@ -59,8 +59,8 @@ def test_the_corpus_is_real_and_covers_every_call_shape() -> None:
 def test_every_real_call_replays_equal(how: str, tmp_path: Path, no_network: list[Any]) -> None:
     rows = []
     for source in FILES:
-        target = converted(source, tmp_path) if how == "converted" else in_place(source, tmp_path)
         try:
+            target = converted(source, tmp_path) if how == "converted" else in_place(source, tmp_path)
             rows += replay(target, source)
         except Exception as err:  # counted as unequal and named below, never hidden
             rows += [(c.name, False, f"{type(err).__name__}: {err}", None) for c in calls(source)]
