@@ -48,11 +48,7 @@ class Caller(Protocol):
 
 @dataclass(slots=True, eq=False)
 class Decision:
-    """The answer to one call: serve ``entry``, raise ``fault``, or go live.
-
-    Live, the adapter makes the real call and hands what came back to :meth:`record`; when
-    ``recording`` is False (a call outside every cassette) there is nothing to keep.
-    """
+    """One call's answer: serve ``entry``, raise ``fault``, or go live and :meth:`record` the reply."""
 
     provider: str
     request: Request  # as it is stored: redacted
@@ -383,9 +379,8 @@ class Session:
         self._next_flush = now + 9 * (now - started)
 
     def _flush_soon(self) -> None:
-        # Each new entry reaches disk at once unless writing is slow next to the calls: then the
-        # time spent writing is held to about a tenth of the time spent recording, and a timer
-        # writes what is waiting when no further call comes.
+        # Each entry reaches disk at once unless writing is slow next to the calls: then writing is
+        # held to about a tenth of the time, and a timer writes what waits when no call comes.
         if time.monotonic() >= self._next_flush:
             try:
                 self._flush_locked()
@@ -393,7 +388,12 @@ class Session:
                 note = f"{self.path}: not written yet ({err}); retried at the next write and at exit"
                 warnings.warn(note, stacklevel=2)
         elif self._flush_timer is None:
-            timer = threading.Timer(max(0.0, self._next_flush - time.monotonic()), self.flush)
+            timer = threading.Timer(max(0.0, self._next_flush - time.monotonic()), self._flush_later)
             timer.daemon = True
             self._flush_timer = timer
             timer.start()
+
+    def _flush_later(self) -> None:  # the timer's thread: a failed write is said as it is above
+        with self._lock:
+            self._next_flush = 0.0  # due now, whatever the clock's grain
+            self._flush_soon()
