@@ -46,6 +46,14 @@ def in_place(source: Path, tmp_path: Path) -> Path:
     return target
 
 
+def replay_file(source: Path, how: str, tmp_path: Path) -> list[tuple[str, bool, Any, Any]]:
+    try:
+        target = converted(source, tmp_path) if how == "converted" else in_place(source, tmp_path)
+        return replay(target, source)
+    except Exception as err:  # counted as unequal calls and named by the test, never hidden
+        return [(c.name, False, f"{type(err).__name__}: {err}", None) for c in calls(source)]
+
+
 def test_the_corpus_is_real_and_covers_every_call_shape() -> None:
     projects = {p.relative_to(CORPUS).parts[0] for p in FILES}
     assert len(projects) >= 4, projects
@@ -57,13 +65,7 @@ def test_the_corpus_is_real_and_covers_every_call_shape() -> None:
 
 @pytest.mark.parametrize("how", ["converted", "in_place"])
 def test_every_real_call_replays_equal(how: str, tmp_path: Path, no_network: list[Any]) -> None:
-    rows = []
-    for source in FILES:
-        try:
-            target = converted(source, tmp_path) if how == "converted" else in_place(source, tmp_path)
-            rows += replay(target, source)
-        except Exception as err:  # counted as unequal and named below, never hidden
-            rows += [(c.name, False, f"{type(err).__name__}: {err}", None) for c in calls(source)]
+    rows = [row for source in FILES for row in replay_file(source, how, tmp_path)]
     equal = sum(1 for row in rows if row[1])
     print(f"\n{how}: {equal} of {len(rows)} calls equal")
     unequal = [f"{name}: {str(got)[:300]}" for name, ok, got, _ in rows if not ok]
