@@ -160,12 +160,14 @@ def load_cassette(path: str | os.PathLike[str]) -> Cassette:
         raise CassetteNotFoundError(
             f"{path}: no such cassette; record it first (record_mode='once')"
         ) from None
-    if foreign_format(data[:65536]) is not None:  # vcrpy, cassetter, LangChain: read in place
+    try:
+        document = parse_document(data, path)
+    except ForeignCassetteError:  # vcrpy, cassetter, LangChain: read in place
         cassette = from_vcrpy(path, data)
         cassette.path = path
         cassette.loaded_count = len(cassette)
         return cassette
-    return cassette_from_document(parse_document(data, path), path)
+    return cassette_from_document(document, path)
 
 
 def validate(cassette: Cassette) -> None:

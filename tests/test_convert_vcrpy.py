@@ -21,6 +21,7 @@ from conftest import ANTHROPIC_SENTINEL, OPENAI_SENTINEL
 
 import llmvcr
 from llmvcr.convert import ConversionWarning
+from llmvcr.errors import ForeignCassetteError
 from llmvcr.matching import default_request_hash
 
 USER = [{"role": "user", "content": "hello there"}]
@@ -159,6 +160,11 @@ def test_vcrpy_json_serializer_and_decoded_responses(
     )
     assert list(json.loads(source.read_text())) == ["version", "interactions"]
     assert len(llmvcr.load_cassette(source)) == 8  # read in place too, "version" first or not
+    minified = tmp_path / "minified.json"
+    minified.write_text(json.dumps(json.loads(source.read_text())))  # one line: found once parsed
+    assert len(llmvcr.load_cassette(minified)) == 8
+    with pytest.raises(ForeignCassetteError), llmvcr.use_cassette(minified, record_mode="all"):
+        pass  # "all" rewrites without reading: refused all the same
     converted = llmvcr.from_vcrpy(source)
     assert (
         replay_offline(converted, tmp_path / "out.json", anthropic_client, openai_client, request, server)

@@ -64,8 +64,10 @@ def foreign_format(head: bytes) -> str | None:
     """``"langchain-gz"`` or ``"vcrpy"`` when the start of a file is another recorder's cassette."""
     if head[:2] == langchain_gz.GZIP_MAGIC:
         return "langchain-gz"
-    if _INTERACTIONS.search(head) and not _ENTRIES.search(head):
-        return "vcrpy"
+    if _ENTRIES.search(head):
+        return None
+    if _INTERACTIONS.search(head) or (head.lstrip()[:1] == b"{" and b'"interactions"' in head):
+        return "vcrpy"  # the second test: vcrpy's JSON written on one line
     return None
 
 
