@@ -108,9 +108,10 @@ def test_no_write_reaches_a_foreign_cassette(source: Path, tmp_path: Path) -> No
 
 
 def test_the_pytest_marker_reads_a_vcrpy_cassette_in_place(
-    pytester: pytest.Pytester, monkeypatch: Any
+    pytester: pytest.Pytester, monkeypatch: Any, server: Any
 ) -> None:
     monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setenv("LLM_URL", server.url)
     folder = pytester.path / "cassettes" / "test_chat"
     folder.mkdir(parents=True)
     shutil.copyfile(
@@ -133,6 +134,27 @@ def test_joke():
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["llmvcr: 1 LLM call replayed, 0 recorded*"])
     assert (folder / "test_joke.yaml").read_bytes() == before
+    # new_episodes: the recorded call still replays; a new one may not be written into the file
+    pytester.makepyfile(
+        test_chat="""
+import os, anthropic, pytest
+
+@pytest.mark.llmvcr
+def test_joke():
+    client = anthropic.Anthropic(api_key="sk-ant-placeholder", max_retries=0)
+    message = client.messages.create(model="claude-3-opus-20240229", max_tokens=1024,
+        messages=[{"role": "user", "content": "Tell me a joke about OpenTelemetry"}])
+    assert message.content[0].text.startswith("Sure, here's a joke about OpenTelemetry")
+    local = anthropic.Anthropic(api_key="sk-ant-placeholder", base_url=os.environ["LLM_URL"], max_retries=0)
+    local.messages.create(model="claude-test", max_tokens=8, messages=[{"role": "user", "content": "new"}])
+"""
+    )
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-p", "no:recording", "--llmvcr-record-mode=new_episodes", timeout=120
+    )
+    result.assert_outcomes(failed=1, errors=1)  # the call, then the write retried at teardown
+    result.stdout.fnmatch_lines(["*ForeignCassetteError*a vcrpy cassette*llmvcr convert*"])
+    assert (folder / "test_joke.yaml").read_bytes() == before  # its interactions are kept
 
 
 def test_ls_show_and_scan_name_each_format(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
