@@ -21,6 +21,7 @@ from conftest import ANTHROPIC_SENTINEL, OPENAI_SENTINEL
 
 import llmvcr
 from llmvcr.convert import ConversionWarning
+from llmvcr.convert.vcrpy import FORMATS
 from llmvcr.errors import ForeignCassetteError
 from llmvcr.matching import default_request_hash
 
@@ -452,3 +453,4 @@ def test_each_layout_is_named(tmp_path: Path) -> None:
     }
     for name, layout in layouts.items():
         assert llmvcr.from_vcrpy(REAL / name).metadata["converted_from"]["format"] == layout
+    assert {*layouts.values(), "langchain-gz"} == set(FORMATS)

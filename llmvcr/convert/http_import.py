@@ -13,7 +13,8 @@ Two kinds of drift between the SDK that recorded and today's SDK are settled her
 * a field today's SDK sends by default and the recorded request lacks is added with that default
   (openai sends ``encoding_format: "base64"`` on embeddings unless told otherwise). The recorded
   answer is kept as it was: the SDK decodes base64 only when the answer holds base64 strings, so a
-  float answer replays as the floats the API gave.
+  float answer replays as the floats the API gave. Every openai SDK llmvcr supports sends it, so
+  the converted request is the one they send.
 """
 
 from __future__ import annotations
@@ -42,13 +43,11 @@ SDK_DEFAULTS: dict[tuple[str, str], dict[str, Any]] = {
 }
 
 
+@dataclass(frozen=True)
 class Parsed:
     """A body a serializer stored already parsed (pydantic-ai's ``parsed_body``, cassetter's json)."""
 
-    __slots__ = ("value",)
-
-    def __init__(self, value: Any) -> None:
-        self.value = value
+    value: Any
 
 
 Body = bytes | Parsed | None
