@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import re
 import tempfile
 from collections.abc import Iterator
 from typing import Any
@@ -20,6 +19,7 @@ except ImportError:  # pragma: no cover - Windows
     import msvcrt
 
 from .cassette import Cassette
+from .convert.vcrpy import foreign_format, from_vcrpy
 from .entries import Entry
 from .errors import CassetteFormatError, CassetteNotFoundError, ForeignCassetteError
 from .linear import FULL_VERSION, LINEAR_VERSION, Packer, layout_of, pack, represent_dict, unpack
@@ -62,6 +62,9 @@ def format_of(path: str) -> str:
 
 
 def parse_document(data: bytes, path: str) -> dict[str, Any]:
+    foreign = foreign_format(data[:65536])
+    if foreign is not None:  # never parsed as an empty llmvcr cassette, never written over
+        raise _foreign(path, foreign)
     fmt = format_of(path)
     try:
         document = (
@@ -90,16 +93,13 @@ def parse_document(data: bytes, path: str) -> dict[str, Any]:
     return migrate(document, path)
 
 
-def _foreign(path: str) -> ForeignCassetteError:
-    target = os.path.splitext(path)[0] + ".llmvcr.yaml"
+def _foreign(path: str, fmt: str = "vcrpy") -> ForeignCassetteError:
+    target = os.path.splitext(path.removesuffix(".gz"))[0] + ".llmvcr.yaml"
     return ForeignCassetteError(
         path,
-        f"a vcrpy/pytest-recording cassette, not an llmvcr one; llmvcr neither reads it as empty "
-        f"nor writes over it. Convert it: llmvcr convert {path} --to llmvcr-yaml -o {target}",
+        f"a {fmt} cassette, not an llmvcr one: llmvcr reads it in place but never writes over it. "
+        f"To record into it, convert it first: llmvcr convert {path} --to llmvcr-yaml -o {target}",
     )
-
-
-_INTERACTIONS = re.compile(rb'^(?:interactions\s*:|\{\s*"interactions")', re.MULTILINE)
 
 
 def refuse_foreign(path: str) -> None:
@@ -110,8 +110,9 @@ def refuse_foreign(path: str) -> None:
             head = f.read(65536)
     except OSError:
         return
-    if _INTERACTIONS.search(head) and not re.search(rb"^entries\s*:|\"entries\"", head, re.MULTILINE):
-        raise _foreign(path)
+    fmt = foreign_format(head)
+    if fmt is not None:
+        raise _foreign(path, fmt)
 
 
 def cassette_from_document(document: dict[str, Any], path: str) -> Cassette:
@@ -150,6 +151,8 @@ def cassette_from_document(document: dict[str, Any], path: str) -> Cassette:
 def load_cassette(path: str | os.PathLike[str]) -> Cassette:
     """Read a cassette file (YAML or JSON by extension) with safe loaders only.
 
+    A vcrpy, pytest-recording, cassetter or LangChain cassette is converted in memory (see
+    :func:`llmvcr.from_vcrpy`) and replays as if llmvcr had recorded it; writing to it is refused.
     Raises ``CassetteNotFoundError`` when the file is missing and ``CassetteFormatError`` when
     it is corrupt, truncated, unsafe or of a newer format version.
     """
@@ -161,7 +164,14 @@ def load_cassette(path: str | os.PathLike[str]) -> Cassette:
         raise CassetteNotFoundError(
             f"{path}: no such cassette; record it first (record_mode='once')"
         ) from None
-    return cassette_from_document(parse_document(data, path), path)
+    try:
+        document = parse_document(data, path)
+    except ForeignCassetteError:  # vcrpy, cassetter, LangChain: read in place
+        cassette = from_vcrpy(path, data)
+        cassette.path = path
+        cassette.loaded_count = len(cassette)
+        return cassette
+    return cassette_from_document(document, path)
 
 
 def validate(cassette: Cassette) -> None:
@@ -269,6 +279,7 @@ def atomic_write(path: str, data: bytes) -> None:
 def save_cassette(path: str | os.PathLike[str], cassette: Cassette) -> None:
     """Write the whole cassette to ``path`` (format by extension), atomically and under the lock."""
     path = os.fspath(path)
+    refuse_foreign(path)  # another recorder's file is read in place, never written over
     data = dump_document(document_of(cassette), format_of(path))
     with file_lock(path):
         atomic_write(path, data)

@@ -5,16 +5,24 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+import sys
+import warnings
+import zlib
 from pathlib import Path
 from typing import Any
 
+import anthropic
+import brotli
 import pytest
 import vcr
 import yaml
+import zstandard
 from conftest import ANTHROPIC_SENTINEL, OPENAI_SENTINEL
 
 import llmvcr
 from llmvcr.convert import ConversionWarning
+from llmvcr.convert.vcrpy import FORMATS
+from llmvcr.errors import ForeignCassetteError
 from llmvcr.matching import default_request_hash
 
 USER = [{"role": "user", "content": "hello there"}]
@@ -151,7 +159,13 @@ def test_vcrpy_json_serializer_and_decoded_responses(
         decode_compressed_response=True,
         filter_headers=["authorization", "x-api-key"],
     )
-    assert json.loads(source.read_text())["interactions"]
+    assert list(json.loads(source.read_text())) == ["version", "interactions"]
+    assert len(llmvcr.load_cassette(source)) == 8  # read in place too, "version" first or not
+    minified = tmp_path / "minified.json"
+    minified.write_text(json.dumps(json.loads(source.read_text())))  # one line: found once parsed
+    assert len(llmvcr.load_cassette(minified)) == 8
+    with pytest.raises(ForeignCassetteError), llmvcr.use_cassette(minified, record_mode="all"):
+        pass  # "all" rewrites without reading: refused all the same
     converted = llmvcr.from_vcrpy(source)
     assert (
         replay_offline(converted, tmp_path / "out.json", anthropic_client, openai_client, request, server)
@@ -183,8 +197,8 @@ def test_other_hosts_are_left_out_and_bad_files_named(tmp_path: Path) -> None:
             }
         )
     )
-    with pytest.warns(ConversionWarning, match="example.com/health.*left out"):
-        assert len(llmvcr.from_vcrpy(source)) == 0
+    with pytest.raises(llmvcr.CassetteFormatError, match=r"none of its 1 interaction\(s\) is an Anthropic"):
+        llmvcr.from_vcrpy(source)  # nothing to replay is an error, never an empty cassette
     source.write_text("entries: []\n")
     with pytest.raises(llmvcr.CassetteFormatError, match="not a vcrpy cassette"):
         llmvcr.from_vcrpy(source)
@@ -247,23 +261,196 @@ def test_old_anthropic_beta_query_is_dropped_with_a_warning(tmp_path: Path) -> N
     assert entry.request.query == ()
 
 
-def test_brotli_response_is_named_not_silently_kept(tmp_path: Path) -> None:
-    cassette = tmp_path / "br.yaml"
-    interaction = {
-        "request": {
-            "body": json.dumps({"model": "claude-x", "max_tokens": 5, "messages": []}),
-            "headers": {"content-type": ["application/json"]},
-            "method": "POST",
-            "uri": "https://api.anthropic.com/v1/messages",
-        },
-        "response": {
-            "body": {"base64_string": base64.b64encode(b"\x8b\x02\x80not-json").decode()},
-            "headers": {"content-type": ["application/json"], "content-encoding": ["br"]},
-            "status": {"code": 200, "message": "OK"},
-        },
+REAL = Path(__file__).parent / "data" / "vcrpy_real"
+ANSWER = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-x", "content": []}
+
+
+def one(request: dict[str, Any] | None = None, response: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A vcrpy document of one Anthropic interaction, parts replaced as given."""
+    return {
+        "interactions": [
+            {
+                "request": request
+                or {
+                    "body": json.dumps({"model": "claude-x", "max_tokens": 5, "messages": USER}),
+                    "headers": {"content-type": ["application/json"]},
+                    "method": "POST",
+                    "uri": "https://api.anthropic.com/v1/messages",
+                },
+                "response": response
+                or {
+                    "body": {"string": json.dumps(ANSWER)},
+                    "headers": {"content-type": ["application/json"]},
+                    "status": {"code": 200, "message": "OK"},
+                },
+            }
+        ],
+        "version": 1,
     }
-    cassette.write_text(yaml.safe_dump({"interactions": [interaction], "version": 1}))
-    with pytest.warns(
-        ConversionWarning, match=r"interaction 0: response body is br-compressed.*pip install brotli"
+
+
+def write(tmp_path: Path, document: Any, name: str = "c.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(document))
+    return path
+
+
+def compressed(coding: str, data: bytes) -> bytes:
+    if coding == "gzip":
+        return gzip.compress(data)
+    if coding == "deflate":
+        return zlib.compress(data)
+    if coding == "raw-deflate":
+        packer = zlib.compressobj(wbits=-zlib.MAX_WBITS)
+        return packer.compress(data) + packer.flush()
+    if coding == "br":
+        return bytes(brotli.compress(data))
+    return bytes(zstandard.ZstdCompressor().compress(data))
+
+
+@pytest.mark.parametrize("coding", ["gzip", "deflate", "raw-deflate", "br", "zstd", "gzip, br"])
+def test_every_content_coding_is_read(tmp_path: Path, coding: str) -> None:
+    data = json.dumps(ANSWER).encode()
+    for one_coding in coding.split(", "):  # "gzip, br": br applied last
+        data = compressed(one_coding, data)
+    header = coding.replace("raw-deflate", "deflate")
+    response = {
+        "body": {"string": data},
+        "headers": {"content-type": ["application/json"], "content-encoding": [header]},
+        "status": {"code": 200, "message": "OK"},
+    }
+    (entry,) = llmvcr.from_vcrpy(write(tmp_path, one(response=response))).entries
+    assert entry.response.body == ANSWER
+
+
+@pytest.mark.parametrize(
+    ("coding", "module", "extra"), [("br", "brotli", "brotli"), ("zstd", "zstandard", "zstd")]
+)
+def test_a_missing_optional_decoder_names_its_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, coding: str, module: str, extra: str
+) -> None:
+    for name in (module, "brotlicffi", "compression.zstd"):
+        monkeypatch.setitem(sys.modules, name, None)  # an import of it fails, as when not installed
+    response = {
+        "body": {"string": compressed(coding, b"{}")},
+        "headers": {"content-type": ["application/json"], "content-encoding": [coding]},
+        "status": {"code": 200, "message": "OK"},
+    }
+    path = write(tmp_path, one(response=response))
+    with pytest.raises(
+        llmvcr.CassetteFormatError,
+        match=rf"c\.yaml, entry 0: .*{coding}-compressed and {module} is not installed; "
+        rf"pip install 'llmvcr\[{extra}\]'",
     ):
-        llmvcr.from_vcrpy(cassette)
+        llmvcr.from_vcrpy(path)
+
+
+def test_nothing_unreadable_is_dropped_in_silence(tmp_path: Path) -> None:
+    ok = {"content-type": ["application/json"]}
+    cases = {
+        "no response body": (
+            {"headers": ok, "status": {"code": 200, "message": "OK"}},
+            "the response has no body",
+        ),
+        "unknown serializer": (
+            {"body": {"text": "{}"}, "headers": ok, "status": {"code": 200, "message": "OK"}},
+            "response body has none of 'string', 'base64_string' .*a serializer llmvcr does not know",
+        ),
+        "corrupt gzip": (
+            {
+                "body": {"string": b"\x1f\x8b\x08\x00garbage"},
+                "headers": {**ok, "content-encoding": ["gzip"]},
+                "status": {"code": 200, "message": "OK"},
+            },
+            "the response body does not decode as gzip .*restore the file from version control or re-record it",
+        ),
+        "unknown coding": (
+            {
+                "body": {"string": b"\x00\x01"},
+                "headers": {**ok, "content-encoding": ["compress"]},
+                "status": {"code": 200, "message": "OK"},
+            },
+            "the response body has an unknown content-encoding 'compress'; decode it first",
+        ),
+    }
+    for name, (response, message) in cases.items():
+        path = write(tmp_path, one(response=response), f"{name.replace(' ', '-')}.yaml")
+        with pytest.raises(
+            llmvcr.CassetteFormatError, match=rf"{name.replace(' ', '-')}\.yaml, entry 0: {message}"
+        ):
+            llmvcr.from_vcrpy(path)
+    no_request_body = {"headers": {}, "method": "POST", "uri": "https://api.anthropic.com/v1/messages"}
+    path = write(tmp_path, one(request=no_request_body), "no-request-body.yaml")
+    with pytest.raises(
+        llmvcr.CassetteFormatError, match=r"entry 0: the request \(POST /v1/messages\) has no body"
+    ):
+        llmvcr.from_vcrpy(path)
+    typed = one()
+    typed["interactions"][0]["request"]["body"] = {"type": "json", "content": {"model": "claude-x"}}
+    typed["interactions"][0]["response"] = {"status": 200, "body": {"type": "protobuf", "content": "x"}}
+    with pytest.raises(llmvcr.CassetteFormatError, match=r"entry 0: the response body type is 'protobuf'"):
+        llmvcr.from_vcrpy(write(tmp_path, typed, "typed.yaml"))
+
+
+def test_one_request_answered_twice_replays_in_recorded_order(tmp_path: Path, no_network: list[Any]) -> None:
+    document = one()
+    second = json.loads(json.dumps(document["interactions"][0]))
+    second["response"]["body"]["string"] = json.dumps({**ANSWER, "id": "msg_2"})
+    document["interactions"].append(second)
+    path = write(tmp_path, document)
+    client = anthropic.Anthropic(api_key="sk-ant-placeholder", max_retries=0)
+    for source in (path, tmp_path / "converted.yaml"):
+        if source != path:
+            llmvcr.save_cassette(source, llmvcr.from_vcrpy(path))
+        with llmvcr.use_cassette(source, record_mode="none"):
+            ids = [client.messages.create(model="claude-x", max_tokens=5, messages=USER).id for _ in range(2)]
+        assert ids == ["msg_1", "msg_2"]
+    assert no_network == []
+
+
+def test_an_sdk_default_the_recording_lacks_is_added_and_said(tmp_path: Path) -> None:
+    source = REAL / "otel-contrib" / "test_embeddings_with_content.yaml"
+    with pytest.warns(
+        ConversionWarning, match=r"interaction 0: encoding_format='base64' added to the request"
+    ):
+        (entry,) = llmvcr.from_vcrpy(source).entries
+    assert entry.request.body == {
+        "input": "This is a test for embeddings",
+        "model": "text-embedding-3-small",
+        "encoding_format": "base64",
+    }
+    assert isinstance(entry.response.body["data"][0]["embedding"][0], float)  # the answer as recorded
+    document = yaml.safe_load(source.read_text())
+    request = document["interactions"][0]["request"]
+    request["body"] = json.dumps({**json.loads(request["body"]), "encoding_format": "float"})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (entry,) = llmvcr.from_vcrpy(write(tmp_path, document)).entries
+    assert entry.request.body["encoding_format"] == "float"  # the caller's choice, untouched
+
+
+def test_langchain_gzip_layout_and_its_failures(tmp_path: Path) -> None:
+    source = REAL / "langchain-layout" / "test_anthropic_message_create_legacy.yaml.gz"
+    cassette = llmvcr.from_vcrpy(source)
+    assert cassette.metadata["converted_from"]["format"] == "langchain-gz" and len(cassette) == 1
+    lopsided = tmp_path / "lopsided.yaml.gz"
+    document = yaml.safe_load(gzip.decompress(source.read_bytes()))
+    document["responses"].append(document["responses"][0])
+    lopsided.write_bytes(gzip.compress(yaml.safe_dump(document).encode()))
+    with pytest.raises(llmvcr.CassetteFormatError, match=r"1 requests but 2 responses: they must pair up"):
+        llmvcr.from_vcrpy(lopsided)
+    other = tmp_path / "other.yaml.gz"
+    other.write_bytes(gzip.compress(b"entries: []\n"))
+    with pytest.raises(llmvcr.CassetteFormatError, match="without LangChain's 'requests' and 'responses'"):
+        llmvcr.from_vcrpy(other)
+
+
+def test_each_layout_is_named(tmp_path: Path) -> None:
+    layouts = {
+        "pydantic-ai/test_run_stream_sync_streams_real_model.yaml": "pydantic-ai",
+        "pydantic-ai/test_openai_instructions.yaml": "cassetter",
+        "llm/test_responses_basic_non_streaming.yaml": "vcrpy",
+    }
+    for name, layout in layouts.items():
+        assert llmvcr.from_vcrpy(REAL / name).metadata["converted_from"]["format"] == layout
+    assert {*layouts.values(), "langchain-gz"} == set(FORMATS)

@@ -52,8 +52,10 @@ def build_parser() -> argparse.ArgumentParser:
     ls = commands.add_parser(
         "ls",
         help="list cassettes with entry counts, providers, models and size",
-        description="List the llmvcr cassettes under DIR (recursively). Files of other "
-        "formats are named on stderr with the command that imports them.",
+        description="List the cassettes under DIR (recursively): llmvcr's, and the vcrpy, "
+        "pytest-recording, cassetter and LangChain (.yaml.gz) cassettes llmvcr reads in place, "
+        "each named with its format. Files of other formats are named on stderr with the "
+        "command that imports them.",
     )
     ls.add_argument(
         "dir", nargs="?", default="cassettes", metavar="DIR", help="folder to list (default: cassettes)"
@@ -64,8 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
         "show",
         help="print a cassette as a readable conversation",
         description="Print each call's new messages and the answer (streams collapsed into "
-        "text, tool calls and results inline). Reads llmvcr, vcrpy, regista and "
-        "agentskit files.",
+        "text, tool calls and results inline). Reads llmvcr, vcrpy, cassetter, LangChain, "
+        "regista and agentskit files, and says which it read.",
     )
     show.add_argument("cassette", metavar="CASSETTE", help="a path, or a name under cassettes/")
     show.add_argument("--from", dest="from_format", choices=SOURCES, help="input format (default: detected)")
@@ -86,13 +88,13 @@ def build_parser() -> argparse.ArgumentParser:
     convert = commands.add_parser(
         "convert",
         help="convert between llmvcr, regista, agentskit and vcrpy",
-        description="Convert SRC (llmvcr, vcrpy, regista or agentskit, detected unless "
-        "--from says) to a regista trace, an agentskit cassette or an "
-        "llmvcr cassette. When SRC is a folder, every file in it is "
-        "converted into the folder OUT under the same relative path "
-        "(OUT may be SRC: `llmvcr convert tests/cassettes --from vcrpy "
-        "--to llmvcr-yaml -o tests/cassettes` migrates a pytest-recording "
-        "suite in place, keeping any cassette that also holds non-LLM calls).",
+        description="Convert SRC (llmvcr, vcrpy/pytest-recording, cassetter, LangChain .yaml.gz, "
+        "regista, agentskit or an OTLP export, detected unless --from says) to a regista trace, "
+        "an agentskit cassette or an llmvcr cassette. When SRC is a folder, every file in it is "
+        "converted into the folder OUT under the same relative path and a table says what became "
+        "of each; the exit status is 2 when any failed (OUT may be SRC: `llmvcr convert "
+        "tests/cassettes --from vcrpy --to llmvcr-yaml -o tests/cassettes` migrates a "
+        "pytest-recording suite in place, keeping any cassette that also holds non-LLM calls).",
     )
     convert.add_argument("src", metavar="SRC", help="a file, or a folder of files")
     convert.add_argument("--to", required=True, choices=TARGETS, help="output format")

@@ -14,12 +14,12 @@ from ..cassette import Cassette
 from ..convert import JSON
 from ..convert.agentskit import to_agentskit
 from ..convert.regista import to_regista_trace
-from ..convert.vcrpy import VcrLoader
+from ..convert.vcrpy import FOREIGN, NoLLMCallsError, VcrLoader, read_document
 from ..errors import CassetteFormatError, CommandError, LLMVCRError
 from ..linear import without
 from ..playlog import read_record, store_for, update_record
 from ..redact import find_secrets
-from ..storage import atomic_write, document_of, dump_document, file_lock, parse_document
+from ..storage import atomic_write, document_of, dump_document, file_lock, format_of, parse_document
 from .inspect import listed
 from .reading import SUFFIXES, TARGET_SUFFIX, existing, load_any, sniff
 
@@ -59,55 +59,73 @@ def cmd_convert(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _target(args: argparse.Namespace, path: str) -> str:
+    relative = os.path.relpath(path, args.src)
+    if args.to == "llmvcr-yaml" and relative.lower().endswith(".yml"):
+        return os.path.join(args.output, relative)
+    stem = relative[: -len(".gz")] if relative.lower().endswith(".gz") else relative
+    return os.path.join(args.output, os.path.splitext(stem)[0] + TARGET_SUFFIX[args.to])
+
+
 def _convert_folder(args: argparse.Namespace, out: TextIO) -> int:
     """Every file of SRC (recursively) that is not already in the target format, into OUT with the
-    same relative paths (OUT may be SRC: a migration in place)."""
+    same relative paths (OUT may be SRC: a migration in place). Ends with a table of every file:
+    what it was, what became of it; exit status 2 when any file failed."""
     if os.path.isfile(args.output):
         raise CommandError(f"{args.output} is a file; when SRC is a folder, -o names the output folder")
-    own = {"llmvcr-json": "llmvcr", "llmvcr-yaml": "llmvcr"}.get(args.to, args.to)
-    converted = failed = 0
+    rows: list[tuple[str, str, str, str]] = []  # file, format, entries, result
     for directory, _, files in sorted(os.walk(args.src)):
         for name in sorted(files):
-            if not listed(name, (*SUFFIXES, ".jsonl")):
-                continue
-            path = os.path.join(directory, name)
-            fmt = sniff(path)
-            if args.from_format is not None and fmt != args.from_format:
-                print(f"skipped {path}: not a {args.from_format} file", file=sys.stderr)
-                continue
-            if fmt == own and args.from_format is None and args.layout is None:
-                print(f"skipped {path}: already {args.to}", file=sys.stderr)
-                continue
-            relative = os.path.relpath(path, args.src)
-            target = os.path.join(args.output, os.path.splitext(relative)[0] + TARGET_SUFFIX[args.to])
-            if args.to == "llmvcr-yaml" and relative.lower().endswith(".yml"):
-                target = os.path.join(args.output, relative)
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                try:
-                    cassette = load_any(path, fmt)
-                except LLMVCRError as err:
-                    print(f"llmvcr: error: {' '.join(str(err).split())}", file=sys.stderr)
-                    failed += 1
-                    continue
-            left_out = [str(w.message) for w in caught if "left out" in str(w.message)]
-            if not len(cassette):
-                print(f"skipped {path}: no Anthropic or OpenAI calls in it", file=sys.stderr)
-                continue
-            if left_out and fmt == "vcrpy" and os.path.abspath(target) == os.path.abspath(path):
-                print(
-                    f"kept {path}: it also holds calls llmvcr does not replay, which vcrpy still needs; "
-                    f"convert it to another path (llmvcr convert {path} --to {args.to} -o OTHER)",
-                    file=sys.stderr,
-                )
-                continue
-            for message in left_out:
-                print(f"llmvcr: warning: {message}", file=sys.stderr)
-            write_as(cassette, target, args.to, args.layout)
-            converted += 1
-            print(f"wrote {target} ({args.to}, {len(cassette)} entries from {path})", file=out)
-    print(f"converted {converted} file(s) from {args.src} into {args.output}", file=out)
+            if listed(name, (*SUFFIXES, ".jsonl")):
+                path = os.path.join(directory, name)
+                rows.append(_convert_one(args, path, out))
+    converted = sum(1 for row in rows if row[3].startswith("wrote"))
+    failed = sum(1 for row in rows if row[3].startswith("FAILED"))
+    if rows:
+        header = ("file", "format", "entries", "result")
+        widths = [max(len(r[i]) for r in [header, *rows]) for i in range(3)]
+        for row in [header, *rows]:
+            print("  ".join([*(c.ljust(w) for c, w in zip(row, widths, strict=False)), row[3]]), file=out)
+    tail = f"; {failed} failed (see above; fix or convert them one by one)" if failed else ""
+    print(f"converted {converted} file(s) from {args.src} into {args.output}{tail}", file=out)
     return 2 if failed else 0
+
+
+def _convert_one(args: argparse.Namespace, path: str, out: TextIO) -> tuple[str, str, str, str]:
+    fmt = sniff(path)
+    family = fmt in FOREIGN and args.from_format in FOREIGN  # --from vcrpy reads cassetter's files too
+    if args.from_format is not None and fmt != args.from_format and not family:
+        print(f"skipped {path}: not a {args.from_format} file", file=sys.stderr)
+        return (path, fmt, "-", f"skipped: not {args.from_format}")
+    target = _target(args, path)
+    same_kind = fmt == "llmvcr" and args.to.startswith("llmvcr-") and format_of(path) == format_of(target)
+    if same_kind and args.from_format is None and args.layout is None:
+        print(f"skipped {path}: already {args.to}", file=sys.stderr)
+        return (path, fmt, "-", f"skipped: already {args.to}")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            cassette = load_any(path, fmt)
+        except NoLLMCallsError:
+            print(f"kept {path}: no Anthropic or OpenAI call in it; left to vcrpy", file=sys.stderr)
+            return (path, fmt, "0", "kept: no LLM calls, left to vcrpy")
+        except LLMVCRError as err:
+            message = " ".join(str(err).split())
+            print(f"llmvcr: error: {message}", file=sys.stderr)
+            return (path, fmt, "-", f"FAILED: {message.removeprefix(path).lstrip(':, ')}")
+    left_out = [str(w.message) for w in caught if "left out" in str(w.message)]
+    if left_out and fmt in FOREIGN and os.path.abspath(target) == os.path.abspath(path):
+        print(
+            f"kept {path}: it also holds calls llmvcr does not replay, which vcrpy still needs; "
+            f"convert it to another path (llmvcr convert {path} --to {args.to} -o OTHER)",
+            file=sys.stderr,
+        )
+        return (path, fmt, str(len(cassette)), "kept: also holds non-LLM calls vcrpy needs")
+    for warning in caught:
+        print(f"llmvcr: warning: {' '.join(str(warning.message).split())}", file=sys.stderr)
+    write_as(cassette, target, args.to, args.layout)
+    print(f"wrote {target} ({args.to}, {len(cassette)} entries from {path})", file=out)
+    return (path, fmt, str(len(cassette)), f"wrote {target}")
 
 
 def _documents(path: str) -> Iterator[Any]:
@@ -115,6 +133,12 @@ def _documents(path: str) -> Iterator[Any]:
     with open(path, "rb") as f:
         data = f.read()
     text = data.decode("utf-8", "replace")
+    if path.lower().endswith(".gz"):  # LangChain's gzip: the YAML inside, or the error saying why not
+        try:
+            yield read_document(path, data)
+        except LLMVCRError as err:
+            yield str(err)
+        return
     try:
         if path.lower().endswith(".jsonl"):
             yield from (json.loads(line) for line in text.splitlines() if line.strip())
@@ -148,8 +172,10 @@ def cmd_scan(args: argparse.Namespace, out: TextIO) -> int:
     scanned = 0
     for path in _files(args.paths):
         scanned += 1
+        fmt = sniff(path)
+        kind = f" ({fmt} cassette)" if fmt in FOREIGN else ""
         for number, document in enumerate(_documents(path)):
-            where = f"{path}:{number + 1}" if path.lower().endswith(".jsonl") else path
+            where = f"{path}:{number + 1}" if path.lower().endswith(".jsonl") else path + kind
             for tree_path, kind, excerpt in find_secrets(document):
                 print(f"{where}: {tree_path.lstrip('.') or '(text)'}: {kind} ({excerpt})", file=out)
                 found += 1

@@ -11,6 +11,7 @@ from typing import Any, TextIO
 
 from ..cassette import Cassette, Entry
 from ..convert import JSON, OPENAI_FINISH, read_call, stream_finished
+from ..convert.vcrpy import FOREIGN
 from ..diff import shorten_pair, structural_diff
 from ..errors import CommandError, LLMVCRError
 from ..storage import load_cassette
@@ -37,22 +38,24 @@ def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
             if not listed(name, SUFFIXES):
                 continue
             path = os.path.join(directory, name)
+            fmt = sniff(path)
             try:
-                cassette = load_cassette(path)
+                cassette = load_any(path, fmt) if fmt in FOREIGN else load_cassette(path)
                 providers = ", ".join(sorted({e.provider for e in cassette.entries})) or "-"
             except LLMVCRError as err:
-                fmt = sniff(path)
-                if fmt != "llmvcr":
+                if fmt not in FOREIGN and fmt != "llmvcr":
                     kind = "an agentskit cassette" if fmt == "agentskit" else f"a {fmt} cassette"
                     skipped.append(
                         f"{path}: {kind} (llmvcr convert {path} --to llmvcr-yaml -o OUT imports it)"
                     )
                 else:
-                    skipped.append(str(err))  # names the file
+                    skipped.append(str(err))  # names the file, the interaction and what to do
                 continue
+            # another recorder's cassette is listed for what llmvcr replays from it, and named
+            kind = f" ({fmt}, read in place)" if fmt in FOREIGN else ""
             rows.append(
                 (
-                    os.path.relpath(path, root),
+                    os.path.relpath(path, root) + kind,
                     str(len(cassette)),
                     providers,
                     ", ".join(models(cassette)) or "-",
@@ -97,10 +100,11 @@ def _block_lines(role: str, block: JSON, arrow: str) -> list[str]:
     return [_indent(block["content"], f"{arrow}tool result [{block['tool_use_id']}]{flag}: ")]
 
 
-def show_lines(cassette: Cassette) -> Iterator[str]:
+def show_lines(cassette: Cassette, fmt: str = "llmvcr") -> Iterator[str]:
     """The cassette as a readable conversation: only what each call adds to the one before it."""
     seed = f", seed {cassette.seed!r}" if cassette.seed is not None else ""
-    yield f"{cassette.path or '(in memory)'}: {len(cassette)} entries{seed}"
+    kind = "" if fmt == "llmvcr" else f" (a {fmt} cassette, shown as llmvcr replays it)"
+    yield f"{cassette.path or '(in memory)'}: {len(cassette)} entries{seed}{kind}"
     history: list[JSON] = []
     system = None
     for position, entry in enumerate(cassette.entries):
@@ -144,7 +148,9 @@ def show_lines(cassette: Cassette) -> Iterator[str]:
 
 
 def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
-    for line in show_lines(load_any(existing(args.cassette), args.from_format)):
+    path = existing(args.cassette)
+    fmt = args.from_format or sniff(path)
+    for line in show_lines(load_any(path, fmt), fmt):
         print(line, file=out)
     return 0
 

@@ -9,18 +9,18 @@ from ..cassette import Cassette
 from ..convert.agentskit import from_agentskit
 from ..convert.otel import from_otel
 from ..convert.regista import from_regista_trace
-from ..convert.vcrpy import from_vcrpy, read_document
+from ..convert.vcrpy import FOREIGN, NoLLMCallsError, foreign_format, from_vcrpy, read_document
 from ..errors import CassetteFormatError, CommandError
 from ..options import resolve_path
 from ..storage import load_cassette
 
-SOURCES = ("llmvcr", "vcrpy", "regista", "agentskit", "otel")
+SOURCES = ("llmvcr", "vcrpy", "cassetter", "langchain-gz", "regista", "agentskit", "otel")
 TARGETS = ("regista", "agentskit", "llmvcr-json", "llmvcr-yaml")
-SUFFIXES = (".yaml", ".yml", ".json")
+SUFFIXES = (".yaml", ".yml", ".json", ".yaml.gz", ".yml.gz")
 TARGET_SUFFIX = {"regista": ".jsonl", "agentskit": ".json", "llmvcr-json": ".json", "llmvcr-yaml": ".yaml"}
 _KNOWN = (
-    "llmvcr reads llmvcr cassettes, vcrpy/pytest-recording cassettes, regista traces (.jsonl), "
-    "agentskit cassettes and OTLP JSON exports of GenAI spans"
+    "llmvcr reads llmvcr cassettes, vcrpy/pytest-recording, cassetter and LangChain (.yaml.gz) "
+    "cassettes, regista traces (.jsonl), agentskit cassettes and OTLP JSON exports of GenAI spans"
 )
 
 
@@ -70,9 +70,24 @@ def _beside_tests(name: str) -> list[str]:
 _TOP_KEY = re.compile(r"^([A-Za-z_]\w*)\s*:", re.MULTILINE)
 
 
+_CASSETTER = re.compile(
+    r"^\s+body:\s*\n\s+type:\s*(?:json|text|binary|none)\s*$|^\s+recorded_at:", re.MULTILINE
+)
+
+
 def sniff(path: str) -> str:
-    """The format of a file: ``otel`` (OTLP JSON), ``regista`` (.jsonl), ``vcrpy`` (interactions),
-    ``agentskit`` (chunks), else ``llmvcr``."""
+    """The format of a file: ``otel`` (OTLP JSON), ``regista`` (.jsonl), ``vcrpy``, ``cassetter`` or
+    ``langchain-gz`` (interactions), ``agentskit`` (chunks), else ``llmvcr``."""
+    try:
+        with open(path, "rb") as f:
+            first = f.read(65536)
+    except OSError:
+        first = b""
+    foreign = foreign_format(first)
+    if foreign == "langchain-gz":
+        return foreign
+    if foreign is not None and _CASSETTER.search(first.decode("utf-8", "replace")):
+        return "cassetter"
     if path.lower().endswith((".jsonl", ".json")):
         try:
             with open(path, "rb") as f:
@@ -85,11 +100,7 @@ def sniff(path: str) -> str:
         return "regista"
     if not path.lower().endswith(".json"):
         # YAML: the top-level keys at the start of the file settle it without parsing it all
-        try:
-            with open(path, "rb") as f:
-                head = f.read(65536).decode("utf-8", "replace")
-        except OSError:
-            return "llmvcr"
+        head = first.decode("utf-8", "replace")
         keys = set(_TOP_KEY.findall(head))
         if "interactions" in keys:
             return "vcrpy"
@@ -117,6 +128,8 @@ def load_any(path: str, fmt: str | None = None) -> Cassette:
     fmt = fmt or sniff(path)
     try:
         cassette = _load(path, fmt)
+    except NoLLMCallsError:
+        raise  # said plainly already; the caller may keep such a file for vcrpy
     except CassetteFormatError as err:
         text = str(err)
         if given is not None and given != sniff(path):
@@ -140,7 +153,7 @@ def _reworded(err: CassetteFormatError, text: str) -> CassetteFormatError:
 
 
 def _load(path: str, fmt: str) -> Cassette:
-    if fmt == "vcrpy":
+    if fmt in FOREIGN:
         return from_vcrpy(path)
     if fmt == "regista":
         return from_regista_trace(path)

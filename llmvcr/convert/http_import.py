@@ -1,0 +1,216 @@
+"""One recorded HTTP exchange, whatever recorder wrote it, as the entry llmvcr itself records.
+
+Each reader (vcrpy and pytest-recording, pydantic-ai's serializer, cassetter, LangChain's gzip
+layout) turns its interactions into :class:`Exchange`; :func:`entry_of` does the rest the same way
+for all: provider, method, path, sorted query and JSON body (credentials dropped, key-shaped strings
+redacted), the allowlisted response headers, the body decoded and parsed as JSON or server-sent
+events.
+
+Two kinds of drift between the SDK that recorded and today's SDK are settled here, each with a
+:class:`~llmvcr.errors.ConversionWarning` naming the interaction:
+
+* old-SDK artefacts are dropped: anthropic SDKs before 1.0 sent ``?beta=true`` on beta calls;
+* a field today's SDK sends by default and the recorded request lacks is added with that default
+  (openai sends ``encoding_format: "base64"`` on embeddings unless told otherwise). The recorded
+  answer is kept as it was: the SDK decodes base64 only when the answer holds base64 strings, so a
+  float answer replays as the floats the API gave. Every openai SDK llmvcr supports sends it, so
+  the converted request is the one they send.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+import orjson
+
+from ..cassette import Entry, Request, Response
+from ..errors import CassetteFormatError
+from ..matching import default_request_hash
+from ..redact import REQUEST_HEADERS, RESPONSE_HEADERS, Redactor
+from .encodings import decompress
+from .neutral import parse_sse
+
+_AGENT = re.compile(r"^(Anthropic|AsyncAnthropic|OpenAI|AsyncOpenAI|AzureOpenAI)/\S+\s+([\w.\-]+)")
+_ENDPOINT = re.compile(r"/(chat/completions|completions|responses|embeddings)(/|$)")
+
+# (provider, path ending) -> fields today's SDK sends when the caller gives none
+SDK_DEFAULTS: dict[tuple[str, str], dict[str, Any]] = {
+    ("openai", "/embeddings"): {"encoding_format": "base64"},
+}
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """A body a serializer stored already parsed (pydantic-ai's ``parsed_body``, cassetter's json)."""
+
+    value: Any
+
+
+Body = bytes | Parsed | None
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One request and its response as a recorder stored them; bodies still encoded."""
+
+    method: str
+    uri: str
+    request_headers: list[tuple[str, str]]
+    request_body: Body
+    status: Any
+    response_headers: list[tuple[str, str]]
+    response_body: Body
+
+
+def header_items(raw: Any) -> list[tuple[str, str]]:
+    """``{name: [values]}`` (vcrpy), ``{name: value}`` (older files, other serializers) as pairs."""
+    if not isinstance(raw, dict):
+        return []
+    items: list[tuple[str, str]] = []
+    for name, values in raw.items():
+        items.extend((str(name).lower(), str(v)) for v in (values if isinstance(values, list) else [values]))
+    return items
+
+
+def provider_of(headers: dict[str, str], host: str, path: str) -> str | None:
+    """Which SDK made a call: its user agent, else the API host, else the endpoint path."""
+    head = headers.get("user-agent", "").split("/", 1)[0].lower()
+    if "anthropic" in head:
+        return "anthropic"
+    if "openai" in head:
+        return "openai"
+    if host.endswith("anthropic.com"):
+        return "anthropic"
+    if host.endswith(("openai.com", "openai.azure.com")):
+        return "openai"
+    if path.rstrip("/").endswith(("/messages", "/messages/count_tokens")) or "anthropic-version" in headers:
+        return "anthropic"
+    if _ENDPOINT.search(path):
+        return "openai"
+    return None
+
+
+def _parse(data: bytes, content_type: str) -> Any:
+    if not data:
+        return None
+    if "json" in content_type or data.lstrip()[:1] in (b"{", b"["):
+        try:
+            return orjson.loads(data)  # pretty-printed or compact, the same tree
+        except orjson.JSONDecodeError:
+            pass
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return {"base64": base64.b64encode(data).decode("ascii")}
+
+
+def _request_body(body: Body, headers: dict[str, str], where: tuple[str, int]) -> Any:
+    if isinstance(body, Parsed):
+        return body.value
+    if body is None:
+        return None
+    return _parse(
+        decompress(body, headers.get("content-encoding", ""), *where), headers.get("content-type", "")
+    )
+
+
+def _query(
+    pairs: list[tuple[str, str]], provider: str, position: int, notes: list[str]
+) -> list[tuple[str, str]]:
+    if provider == "anthropic" and ("beta", "true") in pairs:
+        notes.append(
+            f"interaction {position}: old anthropic SDK query '?beta=true' dropped (anthropic 1.0 and "
+            "later send none)"
+        )
+        return [pair for pair in pairs if pair != ("beta", "true")]
+    return pairs
+
+
+def _defaults(body: Any, provider: str, path: str, position: int, notes: list[str]) -> Any:
+    if not isinstance(body, dict):
+        return body
+    for (owner, ending), fields in SDK_DEFAULTS.items():
+        if owner != provider or not path.rstrip("/").endswith(ending):
+            continue
+        missing = {k: v for k, v in fields.items() if k not in body}
+        if missing:
+            body = {**body, **missing}
+            added = ", ".join(f"{k}={v!r}" for k, v in missing.items())
+            notes.append(
+                f"interaction {position}: {added} added to the request, as today's {provider} SDK sends "
+                "it by default (the recorded answer is kept as it was)"
+            )
+    return body
+
+
+def entry_of(
+    exchange: Exchange, position: int, path: str, versions: dict[str, str], notes: list[str]
+) -> Entry | str:
+    """The entry for one exchange, or why it is not an LLM call (it is then left out)."""
+    url = urlsplit(exchange.uri)
+    headers = dict(exchange.request_headers)
+    provider = provider_of(headers, (url.hostname or "").lower(), url.path)
+    method = exchange.method.upper()
+    if provider is None:
+        return (
+            f"interaction {position} ({method} {exchange.uri}) is not an Anthropic or OpenAI call; left out"
+        )
+    match = _AGENT.match(headers.get("user-agent", ""))
+    if match:
+        versions[provider] = match.group(2)
+    if not isinstance(exchange.status, int) or isinstance(exchange.status, bool):
+        raise CassetteFormatError(
+            path, f"no HTTP status code ({exchange.status!r})", entry=position, field="response.status"
+        )
+    redactor = Redactor()
+    kept = redactor.headers(list(headers.items()), REQUEST_HEADERS)  # learns the credentials it drops
+    kept.pop("content-type", None)
+    body = _request_body(exchange.request_body, headers, (path, position))
+    if body is None and method == "POST":
+        raise CassetteFormatError(
+            path,
+            f"the request ({method} {url.path}) has no body: the serializer that wrote this file stored it "
+            "somewhere llmvcr does not read; re-record it, or convert it with that serializer first",
+            entry=position,
+        )
+    if isinstance(body, dict) and body.get("stream") is False:
+        body = {k: v for k, v in body.items() if k != "stream"}  # as llmvcr records .parse()
+    body = _defaults(body, provider, url.path, position, notes)
+    query = redactor.query(_query(parse_qsl(url.query, keep_blank_values=True), provider, position, notes))
+    request = Request(method, url.path, body=redactor.tree(body), query=query, headers=kept)
+    return Entry(
+        provider,
+        request,
+        _response(exchange, redactor, path, position),
+        default_request_hash(request.normalised()),
+    )
+
+
+def _response(exchange: Exchange, redactor: Redactor, path: str, position: int) -> Response:
+    res_map = dict(exchange.response_headers)
+    allowed = redactor.headers(exchange.response_headers, RESPONSE_HEADERS)
+    status = int(exchange.status)
+    if isinstance(exchange.response_body, Parsed):
+        return Response(status, allowed, body=redactor.tree(exchange.response_body.value))
+    if exchange.response_body is None:
+        raise CassetteFormatError(
+            path,
+            "the response has no body: the serializer that wrote this file stored it somewhere llmvcr "
+            "does not read; re-record it, or convert it with that serializer first",
+            entry=position,
+        )
+    data = decompress(exchange.response_body, res_map.get("content-encoding", ""), path, position)
+    content_type = res_map.get("content-type", "")
+    if "text/event-stream" in content_type:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise CassetteFormatError(
+                path, "the event stream is not UTF-8 text; restore the file or re-record it", entry=position
+            ) from None
+        return Response(status, allowed, stream=redactor.tree(parse_sse(text)))
+    return Response(status, allowed, body=redactor.tree(_parse(data, content_type)))
