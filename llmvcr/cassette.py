@@ -44,6 +44,7 @@ class Cassette:
         self._plays: list[int] = []
         self._lock = threading.Lock()
         self.loaded_count = 0  # how many entries came from the file (the rest were recorded now)
+        self.read_only: str | None = None  # why its file may not be written (a foreign one read in place)
 
     # -- building -----------------------------------------------------------------------------
     def add_raw(self, raw: Mapping[str, Any], request_hash: str) -> None:

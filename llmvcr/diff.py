@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from .cassette import Cassette
 from .entries import Entry, Request
 
 DiffRow = tuple[str, Any, Any]
@@ -95,9 +96,10 @@ def divergence_message(
     nearest: Entry | None,
     record_mode: str,
     mode: str,
-    count: int,
+    cassette: Cassette,
 ) -> str:
     """What ``ReplayDivergence`` says: the file, the call, the diff, and how to re-record."""
+    count = len(cassette)
     head = (
         f"llmvcr: no recorded entry in {path} answers {provider} {request.method} {request.path} "
         f"(record_mode={record_mode!r}, mode={mode!r})."
@@ -111,4 +113,6 @@ def divergence_message(
         f"(pytest: -k <test> --llmvcr-record-mode=all); 'new_episodes' appends instead and leaves "
         f"the stale entry unplayed. To tolerate volatile fields, see ignore= and match_on=."
     )
+    if cassette.read_only:  # another recorder's file: re-recording starts with converting it
+        hint = f"\n{cassette.read_only}"
     return head + body + hint

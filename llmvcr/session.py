@@ -168,7 +168,8 @@ class Session:
     # -- deciding ----------------------------------------------------------------------------------
     @property
     def can_record(self) -> bool:
-        return self._live or self._fresh_file or self.record_mode in ("new_episodes", "all")
+        may_write = self.cassette.read_only is None  # a foreign file read in place: never written
+        return may_write and (self._live or self._fresh_file or self.record_mode in ("new_episodes", "all"))
 
     def redact_request(self, request: Request) -> Request:
         """The request as it may be stored: credentials learned and dropped, secrets replaced.
@@ -221,12 +222,12 @@ class Session:
             return self._serve(name, request, position, stored_hash)
         if self.can_record:
             return live
-        if self.options.on_divergence == "live":
+        if self.options.on_divergence == "live" and self.cassette.read_only is None:
             self._live = True
             return live
         rows, nearest = nearest_diff(self.cassette.entries, normalised, self.options.fingerprinter.prepare)
         message = divergence_message(
-            self.path, name, request, rows, nearest, self.record_mode, self.options.mode, len(self.cassette)
+            self.path, name, request, rows, nearest, self.record_mode, self.options.mode, self.cassette
         )
         if self.options.on_divergence == "warn":
             position = self._claim_sequential()

@@ -166,9 +166,10 @@ def load_cassette(path: str | os.PathLike[str]) -> Cassette:
         ) from None
     try:
         document = parse_document(data, path)
-    except ForeignCassetteError:  # vcrpy, cassetter, LangChain: read in place
+    except ForeignCassetteError as err:  # vcrpy, cassetter, LangChain: read in place
         cassette = from_vcrpy(path, data)
         cassette.path = path
+        cassette.read_only = str(err)
         cassette.loaded_count = len(cassette)
         return cassette
     return cassette_from_document(document, path)

@@ -17,7 +17,7 @@ import llmvcr
 from llmvcr.cli import main
 from llmvcr.cli.reading import load_any
 from llmvcr.convert.vcrpy import read_document
-from llmvcr.errors import ForeignCassetteError
+from llmvcr.errors import ForeignCassetteError, ReplayDivergence
 from llmvcr.redact import find_secrets
 
 
@@ -77,20 +77,22 @@ USER = [{"role": "user", "content": "hello there"}]
 
 
 def test_new_episodes_on_a_vcrpy_cassette_keeps_its_interactions(
-    tmp_path: Path, anthropic_client: Any
+    tmp_path: Path, anthropic_client: Any, server: Any
 ) -> None:
     source = tmp_path / "test_chat.yaml"
     with vcr.VCR().use_cassette(str(source), record_mode="all"):
         live = anthropic_client.messages.create(model="claude-test", max_tokens=64, messages=USER).to_dict()
     before = source.read_bytes()
-    with pytest.raises(ForeignCassetteError, match=r"a vcrpy cassette.*llmvcr convert .*test_chat\.yaml"):
+    sent = len(server.requests)
+    with pytest.raises(ReplayDivergence, match=r"(?s)a vcrpy cassette.*llmvcr convert .*test_chat\.yaml"):
         with llmvcr.use_cassette(source, record_mode="new_episodes") as cassette:
             again = anthropic_client.messages.create(model="claude-test", max_tokens=64, messages=USER)
             assert again.to_dict() == live and len(cassette) == 1  # read in place, served
             anthropic_client.messages.create(
                 model="claude-test", max_tokens=64, messages=[{"role": "user", "content": "a new call"}]
-            )  # would be recorded: refused, the file is not written over
+            )  # could not be kept: refused before it goes out, and the file is not written over
     assert source.read_bytes() == before
+    assert len(server.requests) == sent  # neither call reached the network
 
 
 @pytest.mark.parametrize("source", [f for f in FILES if f.suffix == ".yaml"][:3], ids=lambda p: p.name)
@@ -152,8 +154,8 @@ def test_joke():
     result = pytester.runpytest_subprocess(
         "-p", "no:cacheprovider", "-p", "no:recording", "--llmvcr-record-mode=new_episodes", timeout=120
     )
-    result.assert_outcomes(failed=1, errors=1)  # the call, then the write retried at teardown
-    result.stdout.fnmatch_lines(["*ForeignCassetteError*a vcrpy cassette*llmvcr convert*"])
+    result.assert_outcomes(failed=1)  # refused before the call goes out: nothing left to write
+    result.stdout.fnmatch_lines(["*ReplayDivergence*", "*a vcrpy cassette*llmvcr convert*"])
     assert (folder / "test_joke.yaml").read_bytes() == before  # its interactions are kept
 
 
