@@ -18,7 +18,8 @@ from ..convert.vcrpy import VcrLoader
 from ..errors import CassetteFormatError, CommandError, LLMVCRError
 from ..playlog import read_record, store_for, update_record
 from ..redact import find_secrets
-from ..storage import atomic_write, document_of, dump_document, file_lock, parse_document
+from ..storage import document_of, dump_document, parse_document
+from ..writer import atomic_write, file_lock
 from .inspect import listed
 from .reading import SUFFIXES, TARGET_SUFFIX, existing, load_any, sniff
 
