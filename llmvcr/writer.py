@@ -192,21 +192,27 @@ def save_cassette(path: str | os.PathLike[str], cassette: Cassette) -> None:
 
 _HASH = re.compile(r"(?:^|[ \t])#", re.MULTILINE)
 _ENTRIES_LINE = re.compile(rb"^entries:[ \t]*(?:#[^\n]*)?\n", re.MULTILINE)
+_FIRST_ITEM = re.compile(
+    rb"\A(?:[ \t]*(?:#[^\n]*)?\n)*-[ \n]"
+)  # blank and comment lines, then "- " at column 0
+_TOP_LEVEL = re.compile(rb"^[^\s#-]", re.MULTILINE)  # a line that would start another top-level key
 
 
-def split_entries(data: bytes, entries: list[Any]) -> tuple[bytes, bytes] | None:
+def split_entries(data: bytes, others: dict[str, Any]) -> tuple[bytes, bytes] | None:
     """``(the text up to and with the "entries:" line, the entries' text)`` of a YAML cassette whose
-    entries come last as a block list, checked by reading the entries' text back; else None."""
+    entries come last as a block list at column 0, else None. The small text above the entries is
+    read back and must hold every other top-level key (``others``), so the rest is the entries."""
     found = max(_ENTRIES_LINE.finditer(data), key=lambda m: m.start(), default=None)
-    if found is None or not entries:
+    if found is None:
         return None
     tail = data[found.end() :]
+    if not _FIRST_ITEM.match(tail) or _TOP_LEVEL.search(tail) or not tail.endswith(b"\n"):
+        return None
     try:
-        if parse_yaml(tail) != entries:
-            return None
+        head = parse_yaml(data[: found.start()]) or {}
     except (yaml.YAMLError, ValueError):
         return None
-    return data[: found.end()], tail
+    return (data[: found.end()], tail) if head == others else None
 
 
 def has_comments(text: str) -> bool:
@@ -343,7 +349,7 @@ class CassetteWriter:
         self._mappings = on_disk
         self._head, self._entries_text = None, b""
         if self.fmt == "yaml" and data:
-            split = split_entries(data, on_disk)
+            split = split_entries(data, self._others) if on_disk else None
             if split is not None:
                 self._head, self._entries_text = split
             else:  # laid out otherwise: the entries are written again, and any comment is lost

@@ -352,3 +352,23 @@ def test_a_link_and_its_target_share_one_lock(tmp_path: Path) -> None:
     link = tmp_path / "link.yaml"
     link.symlink_to(target)
     assert lock_path(str(link)) == lock_path(str(target))
+
+
+def test_adding_to_a_streamed_cassette_keeps_its_text(tmp_path: Path, openai_client: Any) -> None:
+    """Entries already on disk keep their text (a stream's one-line timing too) when new ones join."""
+    path = tmp_path / "stream.yaml"
+
+    def stream(text: str) -> None:
+        list(
+            openai_client.chat.completions.create(
+                model="gpt-test", messages=[{"role": "user", "content": text}], stream=True
+            )
+        )
+
+    with llmvcr.recording(path):
+        stream("one two three")
+    before = path.read_text()
+    assert "timing: [" in before
+    with llmvcr.recording(path, record_mode="new_episodes"):
+        stream("four five")
+    assert path.read_text().startswith(before)
