@@ -192,9 +192,8 @@ def save_cassette(path: str | os.PathLike[str], cassette: Cassette) -> None:
 
 _HASH = re.compile(r"(?:^|[ \t])#", re.MULTILINE)
 _ENTRIES_LINE = re.compile(rb"^entries:[ \t]*(?:#[^\n]*)?\n", re.MULTILINE)
-_FIRST_ITEM = re.compile(
-    rb"\A(?:[ \t]*(?:#[^\n]*)?\n)*-[ \n]"
-)  # blank and comment lines, then "- " at column 0
+# blank and comment lines, then "- " at column 0: the entries are a block list, as llmvcr writes it
+_FIRST_ITEM = re.compile(rb"\A(?:[ \t]*(?:#[^\n]*)?\n)*-[ \n]")
 _TOP_LEVEL = re.compile(rb"^[^\s#-]", re.MULTILINE)  # a line that would start another top-level key
 
 
