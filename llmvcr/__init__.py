@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import (
     CassetteFormatError,
     CassetteNotFoundError,
+    CassetteWriteError,
     LLMVCRError,
     NetworkBlockedError,
     ReplayDivergence,
@@ -31,7 +32,7 @@ _LAZY = {
     "Request": "cassette",
     "Response": "cassette",
     "load_cassette": "storage",
-    "save_cassette": "storage",
+    "save_cassette": "writer",
     "register_matcher": "matching",
     "placeholder": "matching",
     "register_provider": "providers",
@@ -52,6 +53,7 @@ __all__ = [
     "Cassette",
     "CassetteFormatError",
     "CassetteNotFoundError",
+    "CassetteWriteError",
     "Entry",
     "LLMVCRError",
     "NetworkBlockedError",
@@ -119,4 +121,4 @@ if TYPE_CHECKING:
     from .providers import register_provider as register_provider
     from .providers.function import patch_function as patch_function
     from .storage import load_cassette as load_cassette
-    from .storage import save_cassette as save_cassette
+    from .writer import save_cassette as save_cassette

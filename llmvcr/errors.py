@@ -13,13 +13,15 @@
     ├── CassetteNotFoundError            (also FileNotFoundError) replay asked for a missing file
     ├── CassetteFormatError              (also ValueError) a file that cannot be read; names file/entry/field
     │   └── ForeignCassetteError         another tool's cassette (vcrpy) where an llmvcr one was expected
+    ├── CassetteWriteError               (also OSError) a cassette could not be written; names the file
     └── CommandError                     the ``llmvcr`` command cannot go on
 
     UserWarning
     ├── ReplayDivergenceWarning          on_divergence="warn": the next unused entry was served instead
     ├── UnrecordedCallWarning            a recording cassette let unclaimed requests through
     ├── EditedCassetteWarning            an entry's stored request_hash no longer fits its request
-    └── ConversionWarning                a converter kept going but the target cannot hold something
+    ├── ConversionWarning                a converter kept going but the target cannot hold something
+    └── CassetteWriteWarning             a write failed (retried), or a rewrite dropped comments
 
 Each message names the file and the call, and says what to do next.
 """
@@ -130,3 +132,31 @@ class ForeignCassetteError(CassetteFormatError):
     It is never read as an empty llmvcr cassette and never written over; the message gives the
     ``llmvcr convert`` command that makes an llmvcr cassette of it.
     """
+
+
+class CassetteWriteError(LLMVCRError, OSError):
+    """A cassette could not be written (a read-only folder, a full disk); the file on disk is as it was.
+
+    ``path`` names the cassette and ``reason`` what the system refused. Raised when a cassette
+    closes with recorded entries it could not write, counted in ``unwritten``; the calls themselves
+    went out once and their answers reached the caller (a ``CassetteWriteWarning`` said so at once).
+    """
+
+    def __init__(self, path: str, reason: str, *, unwritten: int = 0, errno: int | None = None) -> None:
+        if unwritten:
+            entries = "1 recorded entry was" if unwritten == 1 else f"{unwritten} recorded entries were"
+            message = (
+                f"{path}: {entries} not written ({reason}); the file on disk is as it was. Make its "
+                f"folder writable or free disk space, then record again"
+            )
+        else:
+            message = f"{path}: could not be written ({reason}); the file on disk is as it was"
+        super().__init__(message)
+        self.path, self.reason, self.unwritten = path, reason, unwritten
+        if errno is not None:
+            self.errno = errno
+
+
+class CassetteWriteWarning(UserWarning):
+    """A cassette write failed and is tried again at the next write and at exit, or a rewrite of a
+    hand-edited cassette could not keep its comments. The message names the file."""

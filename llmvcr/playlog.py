@@ -30,7 +30,7 @@ from typing import Any
 from . import _active
 from .parse_cache import state_folder, user_state_folder
 from .session import Session
-from .storage import atomic_write, file_lock
+from .writer import atomic_write, file_lock
 
 __all__ = [
     "PLAY_STORE",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import uuid
 import warnings
 from collections.abc import Iterator
 from typing import Any
@@ -23,6 +24,7 @@ from .errors import CassetteNotFoundError
 from .options import RECORD_MODES, Options
 from .playlog import PlayLog
 from .redact import Redactor
+from .writer import set_run
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -71,7 +73,10 @@ def pytest_configure(config: pytest.Config) -> None:
     # what this run plays, for `llmvcr prune`; xdist workers share the controller's run id
     cache = getattr(config, "cache", None)  # absent under -p no:cacheprovider: the user's cache folder
     store = str(cache.mkdir("llmvcr")) if cache is not None else None
-    plays = PlayLog(getattr(config, "workerinput", {}).get("testrunuid"), store)
+    run = getattr(config, "workerinput", {}).get("testrunuid")
+    plays = PlayLog(run, store)
+    # record_mode="all" replaces a cassette once per run, then merges: the run is this test session
+    config.stash[_RUN] = set_run(run or uuid.uuid4().hex)
     config.stash[_PLAYS] = plays
     _active.add_listener(plays.on_session)
     block = config.getoption("llmvcr_block_network")
@@ -88,6 +93,8 @@ def on_ci() -> bool:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    if _RUN in config.stash:
+        set_run(config.stash[_RUN])  # the run of an outer session (pytester) goes on
     stats = config.stash.get(_STATS, None)
     if stats is not None:
         _active.remove_listener(stats.on_session)
@@ -249,6 +256,7 @@ def _llmvcr_marker(request: pytest.FixtureRequest) -> Iterator[None]:
 _STATS = pytest.StashKey[RunSummary]()
 _GUARD = pytest.StashKey[Guard]()
 _PLAYS = pytest.StashKey[PlayLog]()
+_RUN = pytest.StashKey[str]()
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -10,8 +10,6 @@ opens it and ``llmvcr._active`` finds it.
 from __future__ import annotations
 
 import os
-import threading
-import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,7 +32,9 @@ from .options import Options, settings
 from .redact import RESPONSE_HEADERS, Redactor, compile_keep, compile_paths, compile_redactions
 from .schema import recorded_with
 from .shutdown import SigtermFlush, WriteLock
-from .storage import CassetteWriter, load_cassette, refuse_foreign, save_cassette
+from .storage import load_cassette, refuse_foreign
+from .write_queue import WriteQueue
+from .writer import save_cassette
 
 
 class Caller(Protocol):
@@ -97,17 +97,13 @@ class Session:
         self.open = False
         self.replayed = 0
         self.served: list[Entry] = []  # the entries replay served, for the usage the run saved
-        self.recorded = self.writes = 0
+        self.recorded = 0
         self._lock = WriteLock()
         self._live = False  # on_divergence="live" engaged: record from here on
         self._sequential_cursor = 0
         self._fresh_file = False
         self._replace_on_write = False
         self._own_index: dict[str, list[int]] | None = None
-        self._pending: list[Entry] = []
-        self._next_flush = 0.0
-        self._flush_timer: threading.Timer | None = None
-        self._writer: CassetteWriter | None = None
         self._versions_noted: set[str] = set()
         self._versions: dict[str, str] = {}  # provider -> SDK version, named in recorded_with once used
         self._open_streams: list[Callable[[], None]] = []  # finish a stream still being recorded
@@ -115,6 +111,8 @@ class Session:
         self._rehashed = False
         self.unrecorded: dict[str, int] = {}  # host -> requests no provider claimed, let through
         self.cassette = cassette if cassette is not None else self._load()
+        replace = self._replace_on_write
+        self._queue = WriteQueue(path, self.cassette, self._lock, replace=replace, persist=persist)
         if options.seed is not None:  # a seed is written into the file: no key in it either
             self.cassette.seed = self.redactor.text(options.seed)
 
@@ -137,7 +135,7 @@ class Session:
     def start(self) -> None:
         """Begin answering calls (``llmvcr.api`` installs interception and activates the session)."""
         self.open = True
-        self._sigterm = SigtermFlush.install(self._lock, self.flush)
+        self._sigterm = SigtermFlush.install(self._lock, self._queue.close)
 
     def finish(self, failed: bool) -> None:
         """Stop answering: keep streams still being read, write what is pending, prune if asked."""
@@ -148,7 +146,7 @@ class Session:
         for finish in self._open_streams:  # a stream the caller left unread: keep what it received
             finish()
         self._open_streams.clear()
-        self.flush()
+        self._queue.close()  # CassetteWriteError naming the file and the entries it could not write
         if self.unrecorded:
             calls = ", ".join(f"{n} to {host}" for host, n in sorted(self.unrecorded.items()))
             nothing = " (the cassette recorded nothing)" if not self.recorded and not self.replayed else ""
@@ -163,7 +161,7 @@ class Session:
         if self.options.prune and self.cassette.unplayed and not failed and self.persist:
             self.cassette.drop_unplayed()
             save_cassette(self.path, self.cassette)
-            self.writes += 1
+            self._queue.writes += 1
 
     # -- deciding ----------------------------------------------------------------------------------
     @property
@@ -352,49 +350,15 @@ class Session:
                 h = self.options.fingerprinter.request_hash(entry.request.normalised())
                 self._own_index.setdefault(h, []).append(position)
             self.recorded += 1
-            self._pending.append(entry)
-            self._flush_soon()
+            self._queue.add(entry)
         return entry
 
+    @property
+    def writes(self) -> int:
+        """How many times this session wrote its file."""
+        return self._queue.writes
+
     def flush(self) -> None:
-        """Write entries recorded but not yet on disk."""
+        """Write entries recorded but not yet on disk; ``CassetteWriteError`` naming the file if it cannot."""
         with self._lock:
-            self._flush_locked()
-
-    def _flush_locked(self) -> None:
-        if self._flush_timer is not None:
-            self._flush_timer.cancel()
-            self._flush_timer = None
-        if not self._pending or not (self.persist and self.path):
-            self._pending.clear()
-            return
-        started = time.monotonic()
-        if not self.cassette.recorded_with:
-            self.cassette.recorded_with = recorded_with()
-        if self._writer is None:
-            self._writer = CassetteWriter(self.path, replace=self._replace_on_write)
-        self._writer.append(self.cassette, self._pending)
-        self._pending = []
-        self.writes += 1
-        now = time.monotonic()
-        self._next_flush = now + 9 * (now - started)
-
-    def _flush_soon(self) -> None:
-        # Each entry reaches disk at once unless writing is slow next to the calls: then writing is
-        # held to about a tenth of the time, and a timer writes what waits when no call comes.
-        if time.monotonic() >= self._next_flush:
-            try:
-                self._flush_locked()
-            except OSError as err:  # the call itself succeeded: keep its entry, say so, write it later
-                note = f"{self.path}: not written yet ({err}); retried at the next write and at exit"
-                warnings.warn(note, stacklevel=2)
-        elif self._flush_timer is None:
-            timer = threading.Timer(max(0.0, self._next_flush - time.monotonic()), self._flush_later)
-            timer.daemon = True
-            self._flush_timer = timer
-            timer.start()
-
-    def _flush_later(self) -> None:  # the timer's thread: a failed write is said as it is above
-        with self._lock:
-            self._next_flush = 0.0  # due now, whatever the clock's grain
-            self._flush_soon()
+            self._queue.write()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -66,7 +67,10 @@ class SigtermFlush:
             if not self.lock.free():
                 return
             self.lock.resignal = False  # it ended meanwhile
-        self.flush()
+        try:
+            self.flush()
+        except Exception as err:  # the process still ends as asked: say what could not be written
+            print(f"llmvcr: {err}", file=sys.stderr, flush=True)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGTERM)
 

@@ -1,28 +1,19 @@
-"""Cassette files: YAML and JSON, format versions, safe loading, atomic writes and a file lock."""
+"""Cassette files: YAML and JSON, format versions, safe loading, and the text a cassette is written as
+(``llmvcr.writer`` writes it)."""
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import os
-import tempfile
-from collections.abc import Iterator
 from typing import Any
 
 import orjson
 import yaml
 
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows
-    fcntl = None  # type: ignore[assignment]
-    import msvcrt
-
 from .cassette import Cassette
 from .convert.vcrpy import foreign_format, from_vcrpy
 from .entries import Entry
 from .errors import CassetteFormatError, CassetteNotFoundError, ForeignCassetteError
-from .linear import FULL_VERSION, LINEAR_VERSION, Packer, layout_of, pack, represent_dict, unpack
+from .linear import FULL_VERSION, LINEAR_VERSION, layout_of, pack, represent_dict, unpack
 from .parse_cache import ParseCache, cache_folder_for, parse_yaml
 from .schema import Inline, entry_to_mapping, migrate
 
@@ -209,146 +200,3 @@ def dump_document(document: Any, fmt: str) -> bytes:
         document, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100, default_flow_style=False
     )
     return text.encode("utf-8")
-
-
-def _lock_path(path: str) -> str:
-    # Locks live in the temporary folder, never beside the cassettes: a project's tree holds only
-    # what it commits (a "*.lock" ignore rule would hide uv.lock and poetry.lock too).
-    folder = os.path.join(tempfile.gettempdir(), f"llmvcr-locks-{getattr(os, 'getuid', lambda: 0)()}")
-    os.makedirs(folder, exist_ok=True)
-    digest = hashlib.sha256(os.path.realpath(path).encode("utf-8", "surrogateescape")).hexdigest()
-    return os.path.join(folder, digest[:32] + ".lock")
-
-
-@contextlib.contextmanager
-def file_lock(path: str) -> Iterator[None]:
-    """An exclusive lock across processes on ``path`` (flock; msvcrt on Windows), kept outside its folder."""
-    with open(_lock_path(path), "a+b") as handle:
-        if fcntl is not None:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-        else:  # pragma: no cover - Windows
-            msvcrt.locking(handle.fileno(), msvcrt.LK_LOCK, 1)
-            try:
-                yield
-            finally:
-                msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
-
-
-def _umask() -> int:
-    try:  # Linux says it without changing it
-        with open("/proc/self/status", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-def atomic_write(path: str, data: bytes) -> None:
-    """Write to a temporary file in the same folder, fsync, then rename over ``path``.
-
-    The new file gets the mode of the one it replaces, or what the umask gives a new file
-    (``mkstemp`` alone would leave every cassette readable by its owner only).
-    """
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    try:
-        mode = os.stat(path).st_mode & 0o777
-    except FileNotFoundError:
-        mode = 0o666 & ~_umask()
-    fd, tmp = tempfile.mkstemp(prefix=".llmvcr-tmp-", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-
-
-def save_cassette(path: str | os.PathLike[str], cassette: Cassette) -> None:
-    """Write the whole cassette to ``path`` (format by extension), atomically and under the lock."""
-    path = os.fspath(path)
-    refuse_foreign(path)  # another recorder's file is read in place, never written over
-    data = dump_document(document_of(cassette), format_of(path))
-    with file_lock(path):
-        atomic_write(path, data)
-
-
-class CassetteWriter:
-    """Adds recorded entries to one cassette file; every write is atomic and under the file lock.
-
-    It keeps the text it last wrote. While the file on disk is still that text (same inode, size
-    and modification time), only the new entries are serialised and joined to it, so a write costs
-    the new entries and one file write rather than a parse and dump of the whole cassette. When
-    another process (an xdist worker) changed the file meanwhile, the file is read and merged again.
-    """
-
-    def __init__(self, path: str, *, replace: bool = False) -> None:
-        self.path = path
-        self.fmt = format_of(path)
-        self._replace = replace  # record_mode="all": the first write discards the file's entries
-        self._stamp: tuple[int, int, int] | None = None
-        self._mappings: list[Any] = []  # JSON: the entries on disk, dumped whole (orjson is fast)
-        self._entries_text = b""  # YAML: the text of the entries on disk, "- provider: ..." items
-        self._packer = Packer()  # what the entries on disk hold, for new ones to refer back to
-
-    def append(self, cassette: Cassette, new: list[Entry]) -> None:
-        """Write ``new`` after the entries already in the file, keeping what other writers put there."""
-        mappings = [entry_to_mapping(e) for e in new]
-        with file_lock(self.path):
-            if self._stamp is None or self._stamp != _stamp(self.path):
-                self._read_disk()
-            document = document_of(cassette, entries=False)
-            packer = self._packer.copy()
-            if packer.used or cassette.layout == "linear":  # a file's layout is kept, never mixed
-                mappings = [packer.pack(m) for m in mappings]
-                document["version"] = LINEAR_VERSION if packer.used else FULL_VERSION
-            # What is on disk changes only once the write succeeded: a failed write (a full disk)
-            # leaves the writer as it was, so the retry writes each entry once.
-            if self.fmt == "json":
-                all_mappings = [*self._mappings, *mappings]
-                document["entries"] = all_mappings
-                data = dump_document(document, "json")
-            else:
-                entries_text = self._entries_text + dump_document(mappings, "yaml")
-                data = dump_document(document, "yaml") + b"entries:\n" + entries_text
-            atomic_write(self.path, data)
-            if self.fmt == "json":
-                self._mappings = all_mappings
-            else:
-                self._entries_text = entries_text
-            self._packer = packer
-            self._stamp = _stamp(self.path)
-
-    def _read_disk(self) -> None:
-        on_disk: list[Any] = []
-        disk: dict[str, Any] = {}
-        if not self._replace and os.path.exists(self.path):
-            with open(self.path, "rb") as f:
-                disk = parse_document(f.read(), self.path)
-            entries = disk.get("entries") or []
-            on_disk = entries if isinstance(entries, list) else []
-        self._packer = Packer.of(on_disk, disk.get("version"), self.path)
-        self._replace = False
-        self._mappings = on_disk
-        self._entries_text = dump_document(on_disk, "yaml") if on_disk and self.fmt == "yaml" else b""
-
-
-def _stamp(path: str) -> tuple[int, int, int] | None:
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        return None
-    return (st.st_ino, st.st_size, st.st_mtime_ns)

@@ -198,7 +198,7 @@ def test_one():
 
 
 def test_new_files_follow_the_umask_and_a_rewritten_file_keeps_its_mode(tmp_path: Path) -> None:
-    from llmvcr.storage import atomic_write
+    from llmvcr.writer import atomic_write
 
     old = os.umask(0o027)
     try:

@@ -15,7 +15,8 @@ import llmvcr
 from llmvcr import schema
 from llmvcr.cli import main as cli
 from llmvcr.linear import MIN_BYTES, pack, unpack, without
-from llmvcr.storage import CassetteWriter, document_of, dump_document
+from llmvcr.storage import document_of, dump_document
+from llmvcr.writer import CassetteWriter
 
 ROOT = Path(__file__).resolve().parent.parent
 SYSTEM = "You plan trips. Check the weather before you suggest anything, and say which tool told you. " * 22

@@ -244,13 +244,14 @@ def test_a_stream_left_unread_is_kept_when_the_cassette_closes(openai_client: An
 
 
 def test_re_recording_an_unchanged_stream_changes_one_timing_line(
-    openai_client: Any, cassette_dir: Any
+    openai_client: Any, cassette_dir: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The arrival offsets sit on one line, so a PR that re-records a stream shows content changes only."""
     import difflib
 
     texts = []
-    for _ in range(2):
+    for run in ("first", "second"):
+        monkeypatch.setenv("LLMVCR_RUN_ID", run)  # two runs: "all" replaces once per run
         with llmvcr.recording("timing", record_mode="all"):
             list(
                 openai_client.chat.completions.create(

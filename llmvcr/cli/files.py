@@ -19,7 +19,8 @@ from ..errors import CassetteFormatError, CommandError, LLMVCRError
 from ..linear import without
 from ..playlog import read_record, store_for, update_record
 from ..redact import find_secrets
-from ..storage import atomic_write, document_of, dump_document, file_lock, format_of, parse_document
+from ..storage import document_of, dump_document, format_of, parse_document
+from ..writer import atomic_write, file_lock
 from .inspect import listed
 from .reading import SUFFIXES, TARGET_SUFFIX, existing, load_any, sniff
 
