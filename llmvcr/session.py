@@ -34,7 +34,7 @@ from .options import Options, settings
 from .redact import RESPONSE_HEADERS, Redactor, compile_keep, compile_paths, compile_redactions
 from .schema import recorded_with
 from .shutdown import SigtermFlush, WriteLock
-from .storage import CassetteWriter, load_cassette, refuse_foreign, save_cassette
+from .storage import CassetteWriter, check_cassette_path, load_cassette, refuse_foreign, save_cassette
 
 
 class Caller(Protocol):
@@ -123,6 +123,7 @@ class Session:
             self.cassette.seed = self.redactor.text(options.seed)
 
     def _load(self) -> Cassette:
+        check_cassette_path(self.path)  # a folder or a symlink loop is an error, not "no file yet"
         if self.record_mode == "all":
             refuse_foreign(self.path)  # "all" rewrites without reading: never over a vcrpy file
             self._replace_on_write = True

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import re
 import tempfile
@@ -19,11 +20,14 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
     import msvcrt
 
+from . import exactjson
 from .cassette import Cassette
 from .entries import Entry
-from .errors import CassetteFormatError, CassetteNotFoundError, ForeignCassetteError
-from .parse_cache import ParseCache, cache_folder_for, parse_yaml
+from .errors import CassetteFormatError, ForeignCassetteError
+from .parse_cache import ParseCache, YamlAliasError, cache_folder_for, parse_yaml
 from .schema import FORMAT_VERSION, Inline, entry_to_mapping, migrate
+from .validation import COUNT_FIELD, check_header, check_nesting, read_cassette, with_count
+from .validation import check_cassette_path as check_cassette_path  # the session checks a path it may record
 
 try:  # the C parser and emitter when libyaml is there: the same safe semantics, faster
     _YamlLoader: Any = yaml.CSafeLoader
@@ -59,15 +63,27 @@ def format_of(path: str) -> str:
     return "json" if path.lower().endswith(".json") else "yaml"
 
 
-def parse_document(data: bytes, path: str) -> dict[str, Any]:
+def parse_document(data: bytes, path: str, *, counted: bool = True) -> dict[str, Any]:
+    """The checked document a cassette file's bytes hold (see ``llmvcr.validation``); ``counted=False``
+    skips the entry-count check (for ``llmvcr rehash``, which writes the count again)."""
     fmt = format_of(path)
     try:
-        document = (
-            orjson.loads(data) if fmt == "json" else ParseCache(cache_folder_for(path)).load(data, parse_yaml)
-        )
-    except orjson.JSONDecodeError as err:
+        if fmt == "json":
+            document = check_nesting(exactjson.loads(data), path)
+        else:
+            parse = lambda text: check_nesting(parse_yaml(text), path)  # noqa: E731 - once per miss
+            document = ParseCache(cache_folder_for(path)).load(data, parse)
+    except CassetteFormatError:
+        raise
+    except (orjson.JSONDecodeError, json.JSONDecodeError) as err:
         raise CassetteFormatError(
             path, f"not valid JSON ({err}); restore it from version control or re-record"
+        ) from None
+    except YamlAliasError as err:
+        raise CassetteFormatError(
+            path,
+            f"holds {err}; llmvcr never writes YAML aliases and refuses them (one can expand to "
+            "gigabytes): write the value out in full, or restore the file from version control",
         ) from None
     except yaml.constructor.ConstructorError as err:
         raise CassetteFormatError(
@@ -76,6 +92,8 @@ def parse_document(data: bytes, path: str) -> dict[str, Any]:
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(err, "problem", None)
+        where += f" ({problem})" if problem else ""
         raise CassetteFormatError(
             path, f"not valid YAML{where}; restore it from version control or re-record"
         ) from None
@@ -85,7 +103,9 @@ def parse_document(data: bytes, path: str) -> dict[str, Any]:
         raise CassetteFormatError(path, f"the top level must be a mapping, found {type(document).__name__}")
     if "interactions" in document and "entries" not in document:  # never an empty llmvcr cassette
         raise _foreign(path)
-    return migrate(document, path)
+    document = migrate(document, path)
+    check_header(document if counted else {k: v for k, v in document.items() if k != COUNT_FIELD}, path)
+    return document
 
 
 def _foreign(path: str) -> ForeignCassetteError:
@@ -113,21 +133,14 @@ def refuse_foreign(path: str) -> None:
 
 
 def cassette_from_document(document: dict[str, Any], path: str) -> Cassette:
-    entries = document.get("entries") or []
-    if not isinstance(entries, list):
-        raise CassetteFormatError(path, "expected a list", field="entries")
+    """The cassette a document holds; the header is checked now, each entry when first used."""
+    entries = check_header(document, path)
     seed = document.get("seed")
-    recorded_with = document.get("recorded_with") or {}
-    metadata = document.get("metadata") or {}
-    if not isinstance(recorded_with, dict):
-        raise CassetteFormatError(path, "expected a mapping", field="recorded_with")
-    if not isinstance(metadata, dict):
-        raise CassetteFormatError(path, "expected a mapping", field="metadata")
     cassette = Cassette(
         path,
-        seed=None if seed is None else str(seed),
-        recorded_with={str(k): str(v) for k, v in recorded_with.items()},
-        metadata=metadata,
+        seed=seed,
+        recorded_with=document.get("recorded_with") or {},
+        metadata=document.get("metadata") or {},
     )
     for position, raw in enumerate(entries):
         # Cheap shape checks now; the rest when the entry is first used.
@@ -147,17 +160,10 @@ def load_cassette(path: str | os.PathLike[str]) -> Cassette:
     """Read a cassette file (YAML or JSON by extension) with safe loaders only.
 
     Raises ``CassetteNotFoundError`` when the file is missing and ``CassetteFormatError`` when
-    it is corrupt, truncated, unsafe or of a newer format version.
+    it is corrupt, truncated, unsafe, of a newer format version, or not a file at all.
     """
     path = os.fspath(path)
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        raise CassetteNotFoundError(
-            f"{path}: no such cassette; record it first (record_mode='once')"
-        ) from None
-    return cassette_from_document(parse_document(data, path), path)
+    return cassette_from_document(parse_document(read_cassette(path), path), path)
 
 
 def validate(cassette: Cassette) -> None:
@@ -167,7 +173,7 @@ def validate(cassette: Cassette) -> None:
 
 
 def document_of(cassette: Cassette) -> dict[str, Any]:
-    document: dict[str, Any] = {"version": FORMAT_VERSION}
+    document: dict[str, Any] = {"version": FORMAT_VERSION, COUNT_FIELD: len(cassette)}
     if cassette.seed is not None:
         document["seed"] = cassette.seed
     document["recorded_with"] = cassette.recorded_with
@@ -181,9 +187,18 @@ def document_of(cassette: Cassette) -> dict[str, Any]:
 
 
 def dump_document(document: Any, fmt: str) -> bytes:
-    """Serialise a document (or, for a cassette writer, a list of entry mappings) as JSON or YAML."""
+    """Serialise a document (or, for a cassette writer, a list of entry mappings) as JSON or YAML.
+
+    A whole document's entry count is set to the entries it holds.
+    """
+    if (
+        isinstance(document, dict)
+        and document.get("version") == 1
+        and isinstance(document.get("entries"), list)
+    ):
+        document = with_count(document, len(document["entries"]))
     if fmt == "json":
-        return orjson.dumps(document, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+        return exactjson.dumps(document, indent=True)
     text: str = yaml.dump(
         document, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100, default_flow_style=False
     )
@@ -280,6 +295,7 @@ class CassetteWriter:
         self._stamp: tuple[int, int, int] | None = None
         self._mappings: list[Any] = []  # JSON: the entries on disk, dumped whole (orjson is fast)
         self._entries_text = b""  # YAML: the text of the entries on disk, "- provider: ..." items
+        self._count = 0  # how many entries are on disk, for the header's entry count
 
     def append(self, cassette: Cassette, new: list[Entry]) -> None:
         """Write ``new`` after the entries already in the file, keeping what other writers put there."""
@@ -297,12 +313,14 @@ class CassetteWriter:
                 data = dump_document(document, "json")
             else:
                 entries_text = self._entries_text + dump_document(mappings, "yaml")
+                document = with_count(document, self._count + len(mappings))
                 data = dump_document(document, "yaml") + b"entries:\n" + entries_text
             atomic_write(self.path, data)
             if self.fmt == "json":
                 self._mappings = all_mappings
             else:
                 self._entries_text = entries_text
+            self._count += len(mappings)
             self._stamp = _stamp(self.path)
 
     def _read_disk(self) -> None:
@@ -312,6 +330,7 @@ class CassetteWriter:
                 entries = parse_document(f.read(), self.path).get("entries") or []
             on_disk = entries if isinstance(entries, list) else []
         self._replace = False
+        self._count = len(on_disk)
         self._mappings = on_disk
         self._entries_text = dump_document(on_disk, "yaml") if on_disk and self.fmt == "yaml" else b""
 

@@ -1,0 +1,73 @@
+"""JSON that keeps every number as the API sent it: orjson's speed, Python's ``json`` where orjson loses.
+
+orjson reads an integer past 64 bits as a float, refuses to write one, refuses ``NaN`` and
+``Infinity`` (which Python's ``json`` and so every Python SDK accept), and writes ``NaN`` as
+``null``. Those documents take the standard library path, so a recorded ``2**70`` replays as
+``2**70`` and a ``NaN`` as ``NaN``.
+
+>>> loads(b'{"n": 123456789012345678901234567890, "x": NaN}')
+{'n': 123456789012345678901234567890, 'x': nan}
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+import orjson
+
+__all__ = ["dumps", "loads"]
+
+# 19 digits in a row may be an integer orjson reads as a float (past -2**63 or 2**64); a match
+# inside a string or a float only costs the slower, still exact, path.
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+
+
+def loads(data: bytes | str) -> Any:
+    """``data`` parsed with every number exact; raises ``ValueError`` (``orjson.JSONDecodeError``
+    included) or ``RecursionError`` when it is not JSON."""
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    if not _LONG_DIGITS.search(raw):
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError as err:
+            # Only a number orjson refuses goes on (json would also take lone surrogates, which
+            # no YAML file can hold).
+            if b"NaN" not in raw and b"Infinity" not in raw and "infinity" not in str(err):
+                raise
+    return json.loads(raw)
+
+
+def _inexact(value: Any) -> bool:
+    """Whether orjson would write ``value`` differently from what it is (a non-finite float)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
+def _stdlib(value: Any, indent: bool) -> bytes:
+    if indent:
+        return (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def dumps(value: Any, *, indent: bool = False) -> bytes:
+    """JSON of ``value`` (compact, or indented by two with a final newline); big integers and
+    ``NaN``/``Infinity`` written as Python's ``json`` does."""
+    try:
+        out = orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE if indent else 0)
+    except TypeError:  # orjson.JSONEncodeError: an integer past 64 bits
+        return _stdlib(value, indent)
+    if b"null" in out and _inexact(value):  # orjson wrote a NaN or an infinity as null
+        return _stdlib(value, indent)
+    return out
