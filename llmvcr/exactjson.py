@@ -18,7 +18,18 @@ from typing import Any
 
 import orjson
 
-__all__ = ["dumps", "loads"]
+__all__ = ["NonFinite", "dumps", "loads"]
+
+
+class NonFinite(float):
+    """``NaN`` or an infinity read from JSON. orjson refuses to write a float subclass (where it
+    would write ``null`` for a plain ``nan``), so :func:`dumps` writes it back as it was read."""
+
+
+def _number(text: str) -> float:
+    value = float(text)
+    return value if math.isfinite(value) else NonFinite(value)  # 1e400 reads as an infinity
+
 
 # 19 digits in a row may be an integer orjson reads as a float (past -2**63 or 2**64); a match
 # inside a string or a float only costs the slower, still exact, path.
@@ -37,7 +48,7 @@ def loads(data: bytes | str) -> Any:
             # no YAML file can hold).
             if b"NaN" not in raw and b"Infinity" not in raw and "infinity" not in str(err):
                 raise
-    return json.loads(raw)
+    return json.loads(raw, parse_constant=NonFinite, parse_float=_number)
 
 
 def _inexact(value: Any) -> bool:
@@ -61,13 +72,14 @@ def _stdlib(value: Any, indent: bool) -> bytes:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
-def dumps(value: Any, *, indent: bool = False) -> bytes:
+def dumps(value: Any, *, indent: bool = False, scan: bool = True) -> bytes:
     """JSON of ``value`` (compact, or indented by two with a final newline); big integers and
-    ``NaN``/``Infinity`` written as Python's ``json`` does."""
+    ``NaN``/``Infinity`` written as Python's ``json`` does. ``scan=False`` skips the walk that finds
+    a plain ``nan`` (a YAML ``.nan``) for a whole cassette: a :class:`NonFinite` needs no walk."""
     try:
         out = orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE if indent else 0)
-    except TypeError:  # orjson.JSONEncodeError: an integer past 64 bits
+    except TypeError:  # orjson.JSONEncodeError: an integer past 64 bits, a NonFinite
         return _stdlib(value, indent)
-    if b"null" in out and _inexact(value):  # orjson wrote a NaN or an infinity as null
+    if scan and b"null" in out and _inexact(value):  # orjson wrote a plain NaN or infinity as null
         return _stdlib(value, indent)
     return out

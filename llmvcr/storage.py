@@ -54,6 +54,7 @@ def _represent_str(dumper: Any, value: str) -> Any:
 
 
 _Dumper.add_representer(str, _represent_str)
+_Dumper.add_representer(exactjson.NonFinite, _Dumper.represent_float)  # NaN read from JSON: .nan
 _Dumper.add_representer(
     Inline, lambda dumper, value: dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=True)
 )
@@ -104,7 +105,8 @@ def parse_document(data: bytes, path: str, *, counted: bool = True) -> dict[str,
     if "interactions" in document and "entries" not in document:  # never an empty llmvcr cassette
         raise _foreign(path)
     document = migrate(document, path)
-    check_header(document if counted else {k: v for k, v in document.items() if k != COUNT_FIELD}, path)
+    if document.get("version") == FORMAT_VERSION:  # the header of the entries layout
+        check_header(document if counted else {k: v for k, v in document.items() if k != COUNT_FIELD}, path)
     return document
 
 
@@ -198,7 +200,7 @@ def dump_document(document: Any, fmt: str) -> bytes:
     ):
         document = with_count(document, len(document["entries"]))
     if fmt == "json":
-        return exactjson.dumps(document, indent=True)
+        return exactjson.dumps(document, indent=True, scan=False)
     text: str = yaml.dump(
         document, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100, default_flow_style=False
     )
