@@ -195,7 +195,7 @@ def dump_document(document: Any, fmt: str) -> bytes:
     """
     if (
         isinstance(document, dict)
-        and document.get("version") == 1
+        and document.get("version") == FORMAT_VERSION
         and isinstance(document.get("entries"), list)
     ):
         document = with_count(document, len(document["entries"]))
