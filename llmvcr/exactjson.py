@@ -53,9 +53,14 @@ def _long_integer(raw: bytes) -> bool:
     return False
 
 
-def loads(data: bytes | str) -> Any:
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def loads(data: bytes | str, *, constants: bool = True) -> Any:
     """``data`` parsed with every number exact; raises ``ValueError`` (``orjson.JSONDecodeError``
-    included) or ``RecursionError`` when it is not JSON."""
+    included) or ``RecursionError`` when it is not JSON. ``constants=False`` refuses ``NaN`` and
+    ``Infinity`` too (a stream event keeps such text as it came)."""
     raw = data.encode("utf-8") if isinstance(data, str) else data
     if not _long_integer(raw):
         try:
@@ -63,8 +68,10 @@ def loads(data: bytes | str) -> Any:
         except orjson.JSONDecodeError as err:
             # Only a number orjson refuses goes on (json would also take lone surrogates, which
             # no YAML file can hold).
-            if b"NaN" not in raw and b"Infinity" not in raw and "infinity" not in str(err):
+            if not constants or (b"NaN" not in raw and b"Infinity" not in raw and "infinity" not in str(err)):
                 raise
+    if not constants:
+        return json.loads(raw, parse_constant=_no_constant)
     return json.loads(raw, parse_constant=NonFinite, parse_float=_number)
 
 

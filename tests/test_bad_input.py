@@ -451,14 +451,43 @@ ANSWER = (
 )
 
 
+STREAM = b"".join(
+    b"event: " + name + b"\ndata: " + data + b"\n\n"
+    for name, data in [
+        (
+            b"message_start",
+            b'{"type": "message_start", "message": {"id": "msg_2", "type": "message", "role": "assistant",'
+            b' "model": "claude-test", "content": [], "stop_reason": null, "stop_sequence": null,'
+            b' "usage": {"input_tokens": 123456789012345678901234567890, "output_tokens": 1}}}',
+        ),
+        (
+            b"content_block_start",
+            b'{"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}',
+        ),
+        (
+            b"content_block_delta",
+            b'{"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "hi"}}',
+        ),
+        (b"content_block_stop", b'{"type": "content_block_stop", "index": 0}'),
+        (
+            b"message_delta",
+            b'{"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": null},'
+            b' "usage": {"output_tokens": 18446744073709551616}}',
+        ),
+        (b"message_stop", b'{"type": "message_stop"}'),
+    ]
+)
+
+
 class _Numbers(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("content-length") or 0))
+        request = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)))
+        answer = STREAM if request.get("stream") else ANSWER
         self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(ANSWER)))
+        self.send_header("content-type", "text/event-stream" if request.get("stream") else "application/json")
+        self.send_header("content-length", str(len(answer)))
         self.end_headers()
-        self.wfile.write(ANSWER)
+        self.wfile.write(answer)
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
@@ -498,3 +527,25 @@ def test_numbers_replay_exactly_as_sent(tmp_path: Path, numbers_url: str, suffix
         _check_numbers(ask(offline, "numbers"))
     body = load(path).entries[0].response.body
     assert body["usage"]["input_tokens"] == BIG and math.isnan(body["score"])
+
+
+@pytest.mark.parametrize("suffix", [".yaml", ".json"])
+def test_stream_numbers_replay_exactly_as_sent(tmp_path: Path, numbers_url: str, suffix: str) -> None:
+    import anthropic
+
+    def final(client: Any) -> Any:
+        with client.messages.stream(
+            model="claude-test", max_tokens=8, messages=[{"role": "user", "content": "numbers"}]
+        ) as stream:
+            return stream.get_final_message()
+
+    client = anthropic.Anthropic(api_key="sk-ant-test-numbers", base_url=numbers_url, max_retries=0)
+    path = tmp_path / f"stream{suffix}"
+    with llmvcr.recording(path):
+        live = final(client)
+    offline = anthropic.Anthropic(api_key="sk-ant-test-numbers", base_url="http://127.0.0.1:9", max_retries=0)
+    with llmvcr.use_cassette(path, record_mode="none"):
+        replayed = final(offline)
+    for message in (live, replayed):
+        assert message.usage.input_tokens == BIG and message.usage.output_tokens == 2**64
+        assert message.content[0].text == "hi"
