@@ -10,6 +10,10 @@ Both give exactly what ``yaml.load(data, Loader=CSafeLoader)`` gives, only soone
   (``.pytest_cache/d/llmvcr/parsed-1``), else the user's cache folder. The key is the sha256 of the
   file's bytes, so a changed cassette is always parsed again; an unreadable or corrupt entry is
   ignored and rewritten; a document orjson cannot give back identically is never cached.
+
+Every path refuses YAML aliases (``YamlAliasError``, before anything is cached): llmvcr never writes
+one, and a few lines of aliases can expand to billions of values. ryaml, which would expand them,
+never sees a file with an anchor.
 """
 
 from __future__ import annotations
