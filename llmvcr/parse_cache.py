@@ -55,7 +55,7 @@ CACHE_FOLDER = "parsed-1"  # bump when what is stored changes meaning
 # PyYAML. Matches inside quoted or block text only cost the fast path, never correctness. Each
 # pattern starts with a literal or a class, so a search skips most positions at C speed.
 _TAGS = re.compile(
-    rb"(?<=[\s\[\{,])[!&*]|<<"  # tags, anchors, aliases, merge keys
+    rb"(?<=[\s\[\{,:])[!&*]|<<"  # tags, anchors, aliases ("a":*x too), merge keys
     rb"|[:-][ \t]+=[ \t]*$|[:-][ \t]+[\[\{][ \t]*[^\]\}\s]",  # the value key, flow collections but [] {}
     re.MULTILINE,
 )
@@ -91,7 +91,7 @@ class _NoAliasLoader(_SafeLoader):  # type: ignore[misc]
 
 
 # An anchor (&name) is what an alias needs; a match inside text only costs the checking loader.
-_ANCHOR = re.compile(rb"[\s\[\{,]&[^\s\[\]\{\},]")
+_ANCHOR = re.compile(rb"[\s\[\{,:]&[^\s\[\]\{\},]")  # ':' for a flow key: {"a":&x [1]}
 
 
 def parse_yaml_pyyaml(data: bytes) -> Any:

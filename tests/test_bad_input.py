@@ -61,6 +61,11 @@ LAUGHS = "".join(
 
 
 def bomb(place: str) -> str:
+    if place == "flow":  # JSON-style keys need no space before an anchor or an alias
+        laughs = ", ".join(
+            f'"a{i}":&a{i} [{", ".join([f"*a{i - 1}" if i else "lol"] * 9)}]' for i in range(10)
+        )
+        return f'{{"version": 1, "lols": {{{laughs}}}, "seed":*a9, "entries": []}}\n'
     entry = {
         "seed": "seed: *a9\n",
         "recorded_with": "recorded_with: {llmvcr: *a9}\n",
@@ -98,7 +103,7 @@ BOMB_RUNNER = textwrap.dedent("""
 
 @pytest.mark.parametrize("how", ["load", "record"])
 @pytest.mark.parametrize("parser", ["ryaml", "pyyaml"])
-@pytest.mark.parametrize("place", ["seed", "recorded_with", "metadata", "body"])
+@pytest.mark.parametrize("place", ["seed", "recorded_with", "metadata", "body", "flow"])
 def test_an_alias_bomb_is_refused_in_bounded_time_and_memory(
     tmp_path: Path, place: str, parser: str, how: str
 ) -> None:
@@ -119,7 +124,10 @@ def test_an_alias_bomb_is_refused_in_bounded_time_and_memory(
     assert path.read_text() == bomb(place)  # never written over
 
 
-@pytest.mark.parametrize("text", ["a: &x [1, 2]\nb: *x\n", "base: &b {x: 1}\nc:\n  <<: *b\n", "&r [*r]\n"])
+@pytest.mark.parametrize(
+    "text",
+    ["a: &x [1, 2]\nb: *x\n", "base: &b {x: 1}\nc:\n  <<: *b\n", "&r [*r]\n", '{"a":&x [1], "b":*x}\n'],
+)
 def test_every_yaml_path_refuses_aliases_and_caches_nothing(tmp_path: Path, text: str) -> None:
     data = text.encode()
     with pytest.raises(YamlAliasError):
