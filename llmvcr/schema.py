@@ -76,9 +76,21 @@ def entry_to_mapping(entry: Entry) -> dict[str, Any]:
 _MISSING = object()
 
 
+_KINDS = {
+    "str": "text",
+    "NoneType": "null",
+    "bool": "true/false",
+    "int": "a whole number",
+    "float": "a number",
+    "dict": "a mapping",
+    "list": "a list",
+}
+_FIX = "fix the value by hand (the README's cassette format says what each field holds) or re-record"
+
+
 def _kind_name(kind: type | tuple[type, ...]) -> str:
     names = [kind] if isinstance(kind, type) else list(kind)
-    return "/".join({"str": "text", "NoneType": "null"}.get(k.__name__, k.__name__) for k in names)
+    return " or ".join(_KINDS.get(k.__name__, k.__name__) for k in names)
 
 
 def _need(
@@ -98,10 +110,11 @@ def _need(
             path, "missing; re-record the cassette or fix the entry by hand", entry=position, field=field
         )
     value = mapping[key]
-    if not isinstance(value, kind) or (isinstance(value, bool) and kind in (int, (int, float))):
+    kinds = (kind,) if isinstance(kind, type) else kind
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):  # True is no 1
         raise CassetteFormatError(
             path,
-            f"expected {_kind_name(kind)}, found {type(value).__name__} {_short(value)}",
+            f"expected {_kind_name(kind)}, found {type(value).__name__} {_short(value)}; {_FIX}",
             entry=position,
             field=field,
         )
@@ -136,7 +149,7 @@ def _stream(response: Mapping[str, Any], path: str, position: int) -> list[dict[
         if stream is None or len(timing) != len(stream):
             raise CassetteFormatError(
                 path,
-                "expected one arrival offset (ms) per stream event",
+                f"expected one arrival offset (ms) per stream event; {_FIX}",
                 entry=position,
                 field="response.timing",
             )
@@ -144,7 +157,7 @@ def _stream(response: Mapping[str, Any], path: str, position: int) -> list[dict[
             if isinstance(t, bool) or not isinstance(t, (int, float, type(None))):
                 raise CassetteFormatError(
                     path,
-                    f"expected a number of milliseconds, found {type(t).__name__} {_short(t)}",
+                    f"expected a number of milliseconds, found {type(t).__name__} {_short(t)}; {_FIX}",
                     entry=position,
                     field=f"response.timing[{i}]",
                 )
@@ -156,14 +169,20 @@ def _stream(response: Mapping[str, Any], path: str, position: int) -> list[dict[
         field = f"response.stream[{i}]"
         if not isinstance(event, dict) or "data" not in event:
             raise CassetteFormatError(
-                path, "each event is a mapping with 'data'", entry=position, field=field
+                path, f"each event is a mapping with 'data'; {_FIX}", entry=position, field=field
             )
-        for key, kind in _EVENT_FIELDS.items():
+        for key, kind in _EVENT_FIELDS.items():  # each optional
             _need(event, key, kind, path, position, f"{field}.{key}", None)
     return stream
 
 
-_EVENT_FIELDS: dict[str, type | tuple[type, ...]] = {"event": str, "id": str, "retry": int, "t": (int, float)}
+_NULL = type(None)  # null, as when absent
+_EVENT_FIELDS: dict[str, tuple[type, ...]] = {
+    "event": (str, _NULL),
+    "id": (str, _NULL),
+    "retry": (int, _NULL),
+    "t": (int, float, _NULL),
+}
 
 
 def entry_from_mapping(raw: Mapping[str, Any], path: str, position: int) -> Entry:
@@ -171,7 +190,7 @@ def entry_from_mapping(raw: Mapping[str, Any], path: str, position: int) -> Entr
     type is an error naming the file, the entry and the field, never coerced."""
     if not isinstance(raw, Mapping):
         raise CassetteFormatError(
-            path, f"an entry must be a mapping, found {type(raw).__name__}", entry=position
+            path, f"an entry must be a mapping, found {type(raw).__name__}; {_FIX}", entry=position
         )
     request = _need(raw, "request", dict, path, position, "request")
     response = _need(raw, "response", dict, path, position, "response")
@@ -182,13 +201,13 @@ def entry_from_mapping(raw: Mapping[str, Any], path: str, position: int) -> Entr
         isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) and isinstance(p[1], str) for p in query
     ):
         raise CassetteFormatError(
-            path, "expected a list of [key, value] text pairs", entry=position, field="request.query"
+            path, f"expected a list of [key, value] text pairs; {_FIX}", entry=position, field="request.query"
         )
     headers = _text_pairs(request, "headers", path, position, "request.headers")
     status = _need(response, "status", int, path, position, "response.status")
     if not 100 <= status <= 599:
         raise CassetteFormatError(
-            path, f"not an HTTP status: {status!r}", entry=position, field="response.status"
+            path, f"not an HTTP status: {status!r}; {_FIX}", entry=position, field="response.status"
         )
     res_headers = _text_pairs(response, "headers", path, position, "response.headers")
     stream = _stream(response, path, position)

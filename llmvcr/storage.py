@@ -148,11 +148,19 @@ def cassette_from_document(document: dict[str, Any], path: str) -> Cassette:
         # Cheap shape checks now; the rest when the entry is first used.
         if not isinstance(raw, dict):
             raise CassetteFormatError(
-                path, f"an entry must be a mapping, found {type(raw).__name__}", entry=position
+                path,
+                f"an entry must be a mapping, found {type(raw).__name__}; restore the file from version "
+                "control or re-record",
+                entry=position,
             )
         request_hash = raw.get("request_hash")
         if not isinstance(request_hash, str):
-            raise CassetteFormatError(path, "missing or not a string", entry=position, field="request_hash")
+            raise CassetteFormatError(
+                path,
+                "missing or not text; restore the file or re-record",
+                entry=position,
+                field="request_hash",
+            )
         cassette.add_raw(raw, request_hash)
     cassette.loaded_count = len(cassette)
     return cassette

@@ -38,6 +38,7 @@ __all__ = [
 COUNT_FIELD = "entry_count"
 MAX_DEPTH = 250  # containers inside one value of an entry; orjson writes at most 254 in all
 _RESTORE = "restore it from version control (git checkout -- FILE) or re-record it"
+_FIX = "fix the value by hand (the README's cassette format says what each field holds) or re-record"
 
 
 def _restore(path: str) -> str:
@@ -97,7 +98,9 @@ def with_count(document: dict[str, Any], count: int) -> dict[str, Any]:
 
 def _text_map(value: Any, path: str, field: str) -> None:
     if not isinstance(value, dict):
-        raise CassetteFormatError(path, f"expected a mapping, found {type(value).__name__}", field=field)
+        raise CassetteFormatError(
+            path, f"expected a mapping, found {type(value).__name__}; {_FIX}", field=field
+        )
     for key, item in value.items():
         if not isinstance(key, str) or not isinstance(item, str):
             raise CassetteFormatError(
@@ -121,7 +124,7 @@ def check_header(document: dict[str, Any], path: str) -> list[Any]:
         entries = []
     if not isinstance(entries, list):
         raise CassetteFormatError(
-            path, f"expected a list of entries, found {type(entries).__name__}", field="entries"
+            path, f"expected a list of entries, found {type(entries).__name__}; {_FIX}", field="entries"
         )
     if COUNT_FIELD in document:
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
@@ -143,13 +146,15 @@ def check_header(document: dict[str, Any], path: str) -> list[Any]:
     seed = document.get("seed")
     if seed is not None and not isinstance(seed, str):
         raise CassetteFormatError(
-            path, f"expected text, found {type(seed).__name__} {seed!r}; quote the value", field="seed"
+            path,
+            f"expected text, found {type(seed).__name__} {seed!r}; quote the value ('...')",
+            field="seed",
         )
     if "recorded_with" in document:
         _text_map(document["recorded_with"], path, "recorded_with")
     if "metadata" in document and not isinstance(document["metadata"], dict):
         raise CassetteFormatError(
-            path, f"expected a mapping, found {type(document['metadata']).__name__}", field="metadata"
+            path, f"expected a mapping, found {type(document['metadata']).__name__}; {_FIX}", field="metadata"
         )
     return entries
 

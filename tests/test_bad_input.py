@@ -280,7 +280,12 @@ WRONG_IN_ENTRY: list[tuple[int, str, Any]] = [
     *((0, "response.truncated", v) for v in ("no", 1, None, [])),
     *((0, "response.failure", v) for v in ([1], 1, {}, True)),
     *((1, _EVENTS, v) for v in ({}, "x", [1], [{}], [{"data": 1, "event": 1}])),
-    *((1, _EVENTS, v) for v in ([{"data": 1, "id": 1}], [{"data": 1, "retry": "x"}])),
+    *(
+        (1, _EVENTS, v)
+        for v in ([{"data": 1, "id": 1}], [{"data": 1, "retry": "x"}], [{"data": 1, "t": "x"}])
+    ),
+    *((1, _EVENTS, v) for v in ([{"data": 1, "retry": True}], [{"event": "ping"}])),
+    *((0, f, DELETE) for f in ("request.method", "request.path")),
     *((1, "response.timing", v) for v in ("x", [1], {}, "LENGTH-STRINGS")),
     *((1, "response.truncated", v) for v in ("yes", 0)),
     *((1, "response.failure", v) for v in ([1], False)),
