@@ -81,8 +81,10 @@ def bomb(place: str) -> str:
 
 
 BOMB_RUNNER = textwrap.dedent("""
-    import resource, sys
-    resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))  # 1 GB: a bomb cannot hide in swap
+    import sys
+    if sys.platform != "win32":
+        import resource
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))  # 1 GB: a bomb cannot hide in swap
     import llmvcr
     from llmvcr import parse_cache
     if sys.argv[2] == "pyyaml":
