@@ -1,6 +1,12 @@
-"""``python -m benchmarks``: see :mod:`benchmarks.run`; ``python -m benchmarks suite``: :mod:`benchmarks.suite`."""
+"""``python -m benchmarks``: see :mod:`benchmarks.run`; ``python -m benchmarks suite``: :mod:`benchmarks.suite`;
+``python -m benchmarks linear``: :mod:`benchmarks.linear`."""
 
 import sys
+
+if sys.argv[1:2] == ["linear"]:
+    from .linear import main as linear_main
+
+    raise SystemExit(linear_main(sys.argv[2:]))
 
 if sys.argv[1:2] == ["suite"]:
     from .suite import main as suite_main

@@ -1,10 +1,12 @@
 """Which session answers a call: the one bound to the calling client, else the caller's own.
 
-A cassette is scoped to the thread or asyncio task that opened it (a context variable); a call
-from a thread with no cassette of its own uses the only open one, if exactly one is open. A
-client given to ``create_recording_adapter``/``create_replay_adapter`` is bound to its own
-session, whatever else is open. Calls that no session answers meet the outside policy (the
-pytest plugin's network guard), if one is set.
+A cassette is scoped to the thread or asyncio task that opened it (a context variable), and to
+threads run in a copy of that context (``contextvars.copy_context().run``); a call from a thread
+with no cassette of its own uses the only open one, if exactly one is open. A client given to
+``create_recording_adapter``/``create_replay_adapter`` is bound to its own session, whatever else
+is open. A call that no session answers is refused while a replay-only cassette is open (it may
+be that cassette's, and must not reach the network unrecorded); otherwise it meets the outside
+policy (the pytest plugin's network guard), if one is set.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from .errors import LLMVCRError
+from .errors import LLMVCRError, NetworkBlockedError
 from .session import Session
 
 Listener = Callable[[Session, str], None]  # (session, "enter" | "exit")
@@ -111,5 +113,22 @@ def set_outside_policy(policy: OutsidePolicy | None) -> None:
 
 
 def outside_call(provider: str, call: str, host: str | None) -> LLMVCRError | None:
-    """The error the outside policy raises for this call, or None."""
+    """The error for a call no session answers: refused beside a replay-only cassette, else the
+    outside policy's verdict (None lets it through)."""
+    with _lock:
+        open_now = list(_open)
+    replay_only = [s for s in open_now if s.record_mode == "none" and s.options.on_divergence != "live"]
+    if replay_only:
+        return _orphan_error(provider, call, open_now, replay_only[0])
     return _outside[0](provider, call, host) if _outside else None
+
+
+def _orphan_error(provider: str, call: str, open_now: list[Session], replay_only: Session) -> LLMVCRError:
+    names = ", ".join(s.path for s in open_now)
+    return NetworkBlockedError(
+        f"llmvcr: the {provider} call {call} from thread {threading.current_thread().name!r} belongs to no "
+        f"cassette: {len(open_now)} are open ({names}) and this thread opened none. {replay_only.path} "
+        f"replays only (record_mode='none'), so the call may not reach the network unrecorded. Run the "
+        f"worker in the context of the thread that opened the cassette: "
+        f"ctx = contextvars.copy_context(); executor.submit(ctx.run, fn, *args) (one copy per task)"
+    )

@@ -11,6 +11,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .entries import Entry, Request, Response
+from .linear import DEFAULT_LAYOUT, Layout
 from .schema import FORMAT_VERSION, entry_from_mapping
 
 __all__ = ["FORMAT_VERSION", "Cassette", "Entry", "Request", "Response"]
@@ -30,8 +31,10 @@ class Cassette:
         seed: str | None = None,
         recorded_with: dict[str, str] | None = None,
         metadata: dict[str, Any] | None = None,
+        layout: Layout | None = None,
     ) -> None:
         self.path = path
+        self.layout: Layout = layout or DEFAULT_LAYOUT  # how its file is written (llmvcr.linear)
         self.seed = seed
         self.recorded_with: dict[str, str] = dict(recorded_with or {})
         self.metadata: dict[str, Any] = dict(metadata or {})

@@ -8,6 +8,8 @@
     ├── RecordedCallError                a patched function's recorded exception cannot be rebuilt
     ├── NetworkBlockedError              an LLM call (or a socket) outside a cassette, refused
     ├── UnrecognizedRequestError         a request no provider claims, inside a replay-only cassette
+    ├── UnredactableBodyError            (also ValueError) a secret inside compressed bytes: not written
+    ├── UndecodableError                 a response in an encoding whose module is missing: not recorded
     ├── CassetteNotFoundError            (also FileNotFoundError) replay asked for a missing file
     ├── CassetteFormatError              (also ValueError) a file that cannot be read; names file/entry/field
     │   └── ForeignCassetteError         another tool's cassette (vcrpy) where an llmvcr one was expected
@@ -58,6 +60,14 @@ class ReplayExhausted(LLMVCRError):
 
 class RecordedCallError(LLMVCRError):
     """A recorded call raised an exception whose class could not be rebuilt on replay."""
+
+
+class UnredactableBodyError(LLMVCRError, ValueError):
+    """A secret sits where llmvcr cannot replace it (inside compressed bytes): nothing is written."""
+
+
+class UndecodableError(LLMVCRError):
+    """A response compressed with an encoding whose module is not installed: it cannot be recorded."""
 
 
 class CommandError(LLMVCRError):

@@ -2,7 +2,8 @@
 
 A fingerprint is the canonical JSON of ``{matcher name: value}`` for the matchers in force,
 taken over the normalised request (``Request.normalised()``); its SHA-256 is the key of a
-dict, so matching costs one hash whatever the matchers are.
+dict, so matching costs one hash whatever the matchers are. A multipart body counts by its parts
+(``multipart.canonical_body``): the random boundary the HTTP library picks is not part of the request.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 import orjson
 
 from .jsonpath import drop, parse_path
+from .multipart import canonical_body
 
 Normalised = dict[str, Any]
 MatcherFn = Callable[[Normalised], Any]
@@ -105,7 +107,7 @@ BUILTIN_MATCHERS: dict[str, MatcherFn] = {
     "path": _path,
     "query": lambda r: sorted(map(list, r.get("query") or [])),
     "headers": lambda r: r.get("headers") or {},
-    "body": lambda r: r.get("body"),
+    "body": lambda r: canonical_body(r.get("body")),
     "model": lambda r: _body(r).get("model"),
     "messages": _messages,
     "system": _system,
@@ -237,6 +239,10 @@ def default_request_hash(normalised: Normalised) -> str:
     """The hash stored in cassette files: method, path and body."""
     return hash_bytes(
         canonical_json(
-            {"method": normalised["method"], "path": _path(normalised), "body": normalised.get("body")}
+            {
+                "method": normalised["method"],
+                "path": _path(normalised),
+                "body": canonical_body(normalised.get("body")),
+            }
         )
     )

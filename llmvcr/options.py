@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypedDict
 
 from .cassette import Entry
+from .linear import LAYOUTS, Layout
 from .matching import DEFAULT_MATCH_ON, Fingerprinter, MatcherSpec, Placeholder
 from .redact import Redactor, compile_keep, compile_paths, compile_redactions
 
@@ -45,6 +46,7 @@ class CassetteOptions(TypedDict, total=False):
     prune: bool
     allow_unrecognized: str | Sequence[str]
     redact_keep: str | re.Pattern[str] | Sequence[str | re.Pattern[str]]
+    layout: Layout | None
 
 
 @dataclass(slots=True)
@@ -110,6 +112,7 @@ class Options:
     prune: bool = False
     allow_unrecognized: tuple[str, ...] = ()  # hosts ("*": any) whose unclaimed requests may go out
     redact_keep: tuple[str | re.Pattern[str], ...] = ()  # key-shaped text that is not a key
+    layout: Layout | None = None  # of a new file ("linear" unless given); a file keeps its own
     fingerprinter: Fingerprinter = field(default_factory=Fingerprinter)
 
     @classmethod
@@ -135,6 +138,8 @@ class Options:
         check("record_mode", built.record_mode, RECORD_MODES)
         check("mode", built.mode, MATCH_MODES)
         check("on_divergence", built.on_divergence, DIVERGENCE_POLICIES)
+        if built.layout is not None:
+            check("layout", built.layout, LAYOUTS)
         if built.before_record is not None and not callable(built.before_record):
             raise ValueError(
                 "before_record must be a callable taking an Entry and returning an Entry or None"

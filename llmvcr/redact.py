@@ -1,20 +1,36 @@
 """What may reach disk: header allowlists, secret detection and user redaction hooks.
 
 Headers are dropped unless allowlisted; every string in bodies, queries and stream events is
-scanned for key-shaped text and the live client's own credentials, replaced by
-``<REDACTED:kind>``. Redaction runs before fingerprinting, on live and recorded requests alike.
+scanned for key-shaped text (``secret_shapes``) and the live client's own credentials (learned
+from its headers, signed queries and URL userinfo, in every encoded form), replaced by
+``<REDACTED:kind>``. A body that is not UTF-8 is scanned byte by byte. Redaction runs before
+fingerprinting, on live and recorded requests alike.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
+from .errors import UnredactableBodyError
 from .jsonpath import Path, blank, looks_like_path, parse_path
+from .secret_shapes import (
+    MIN_SECRET,
+    MIN_SHAPE,
+    credential_parts,
+    encoded_forms,
+    may_hold_shape,
+    secret_span,
+    shapes_to_try,
+)
+from .split_secrets import redact_across
 
 REQUEST_HEADERS = frozenset({"anthropic-version", "anthropic-beta", "openai-beta", "content-type"})
 RESPONSE_HEADERS = frozenset(
@@ -38,33 +54,26 @@ SECRET_QUERY_KEYS = frozenset(
     {"key", "api_key", "api-key", "apikey", "token", "access_token", "sig", "signature"}
 )
 
-SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    # A key has digits in it; "sk-learn-pipeline-examples" or "Bearer authentication" in prose does not.
-    ("anthropic-key", re.compile(r"sk-ant-(?=[A-Za-z_\-]*\d)[A-Za-z0-9_\-]{8,}")),
-    (
-        "openai-key",
-        re.compile(
-            r"sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{16,}|(?!ant-)(?=[A-Za-z_\-]*\d)[A-Za-z0-9_\-]{16,})"
-        ),
-    ),
-    (
-        "bearer",
-        re.compile(r"Bearer\s+(?:(?=[A-Za-z._~+/=\-]*\d)[A-Za-z0-9._~+/=\-]{8,}|[A-Za-z0-9._~+/=\-]{16,})"),
-    ),
-    ("aws-access-key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
-    ("gcp-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b")),
-    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")),
-    (
-        "private-key",
-        re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----(?:.*?-----END [A-Z ]*PRIVATE KEY-----)?", re.S),
-    ),
-    ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})")),
-    ("slack-token", re.compile(r"\bxox[baprs]-[A-Za-z0-9-]{10,}")),
-)
-_QUICK = re.compile(r"sk-|Bearer|AKIA|ASIA|AIza|eyJ|PRIVATE KEY|gh[pousr]_|github_pat_|xox[baprs]-")
-_QUICK_BYTES = re.compile(_QUICK.pattern.encode("ascii"))
 _JSON_ESCAPED = re.compile(r'["\\\x00-\x1f\x7f]')
 _CREDENTIAL_WORDS = re.compile(r"auth|key|token|secret|signature|cookie|password", re.I)
+
+
+_GZIP = b"\x1f\x8b\x08"
+_MAX_INFLATE = 64 << 20  # a bomb is read this far and no further
+
+
+def gzip_members(data: bytes, limit: int = 8) -> Iterator[bytes]:
+    """The inflated bytes of each gzip stream inside ``data`` (an uploaded ``.gz``), the first few."""
+    start = data.find(_GZIP)
+    while start >= 0 and limit:
+        limit -= 1
+        try:
+            inner = zlib.decompressobj(wbits=31).decompress(data[start:], _MAX_INFLATE)
+        except zlib.error:
+            inner = b""  # three bytes that only look like a gzip header
+        if inner:
+            yield inner
+        start = data.find(_GZIP, start + 1)
 
 
 def is_credential_header(name: str) -> bool:
@@ -83,34 +92,91 @@ class Redactor:
     paths: list[list[str | int]] = field(default_factory=list)  # redact=["$.metadata.user_id"]
     keep: list[re.Pattern[str]] = field(default_factory=list)  # redact_keep=: look like keys, are not
 
+    found: dict[str, str] = field(default_factory=dict)  # keys found by their shape, each form -> kind
+    _ordered: tuple[tuple[str, str], ...] = field(default=(), repr=False)  # (form, kind), longest first
+    _ordered_from: tuple[int, int] = field(default=(-1, -1), repr=False)
+    _clean: set[str] = field(default_factory=set, repr=False)  # short strings found to hold nothing
+
     def learn(self, value: str | None) -> None:
-        """Remember a credential seen on a live request so it is scrubbed wherever it appears."""
+        """Remember a credential seen on a live request so it is scrubbed wherever it appears,
+        in each form a server may echo it in (percent-encoded, base64); a ``Basic`` header's
+        user and password too."""
         if value:
-            value = value.strip()
-            if value.lower().startswith("bearer "):
-                value = value[7:].strip()
-            if len(value) >= 6:
-                self.secrets.add(value)
+            whole, parts = credential_parts(value)
+            if len(whole) >= MIN_SECRET:
+                self.secrets.add(whole)
+            for part in parts:
+                if len(part) >= MIN_SECRET:
+                    self.secrets |= encoded_forms(part)
+
+    def _learn_shape(self, secret: str, kind: str) -> None:
+        # A key found by its shape is scrubbed wherever it comes back (a stream event that lost the
+        # words around it, a gateway echoing the path in base64), under the shape's own label.
+        whole, parts = credential_parts(secret)
+        for form in {whole}.union(*(encoded_forms(p) for p in parts if len(p) >= MIN_SECRET)):
+            self.found.setdefault(form, kind)
+
+    def _needles(self) -> tuple[tuple[str, str], ...]:
+        size = (len(self.secrets), len(self.found))
+        if self._ordered_from != size:
+            labels = {**self.found, **dict.fromkeys(self.secrets, "api-key")}
+            # a form before its parts: "Bearer abc" is replaced whole, not left as "Bearer <...>"
+            self._ordered = tuple(sorted(labels.items(), key=lambda item: -len(item[0])))
+            self._ordered_from = size
+            self._clean.clear()  # a string clean before may hold what was just learned
+        return self._ordered
 
     def text(self, value: str) -> str:
-        for secret in self.secrets:
+        """``value`` with known secrets, the user's regexes and every built-in key shape replaced."""
+        if len(value) < MIN_SECRET and not self.patterns:
+            return value  # a stream's " word", a key like "type": nothing fits in it
+        needles, learned = self._needles(), (len(self.secrets), len(self.found))
+        if value in self._clean:
+            return value
+        original = value
+        for secret, kind in needles:
             if secret in value:
-                value = value.replace(secret, "<REDACTED:api-key>")
+                value = value.replace(secret, f"<REDACTED:{kind}>")
         for kind, pattern in self.patterns:
             value = pattern.sub(f"<REDACTED:{kind}>", value)
-        if _QUICK.search(value):
-            for kind, pattern in SECRET_PATTERNS:
-                value = pattern.sub(self._replacer(kind) if self.keep else f"<REDACTED:{kind}>", value)
+        if len(value) >= MIN_SHAPE:
+            for kind, pattern in shapes_to_try(value):
+                value = pattern.sub(self._replacer(kind, pattern), value)
+        # a stream repeats its keys and event types: remember the short ones that hold nothing
+        if len(value) <= 64 and value == original and learned == (len(self.secrets), len(self.found)):
+            if len(self._clean) >= 4096:
+                self._clean.clear()
+            self._clean.add(value)
         return value
 
-    def _replacer(self, kind: str) -> Callable[[re.Match[str]], str]:
-        """A built-in shape's match is kept when one of the user's ``redact_keep`` patterns covers it."""
+    def _replacer(self, kind: str, pattern: re.Pattern[str]) -> Callable[[re.Match[str]], str]:
+        """A built-in shape's match, its secret replaced unless a ``redact_keep`` pattern covers it."""
 
         def replace(match: re.Match[str]) -> str:
-            text = match.group(0)
-            return text if any(k.fullmatch(text) for k in self.keep) else f"<REDACTED:{kind}>"
+            whole = match.group(0)
+            span = secret_span(pattern, match)
+            if span is None:
+                return whole
+            start, end = span
+            secret = match.string[start:end]
+            if any(k.fullmatch(secret) or k.fullmatch(whole) for k in self.keep):
+                return whole
+            self._learn_shape(secret, kind)
+            offset = match.start()
+            return f"{whole[: start - offset]}<REDACTED:{kind}>{whole[end - offset :]}"
 
         return replace
+
+    def binary(self, data: bytes) -> bytes:
+        """Bytes that are not UTF-8 (an uploaded file): scanned as Latin-1, where each byte is one
+        character, so known secrets and key shapes are replaced in place and the rest is untouched."""
+        for secret, kind in self._needles():  # as UTF-8 bytes: a secret that is not ASCII too
+            needle = secret.encode("utf-8")
+            if needle in data:
+                data = data.replace(needle, f"<REDACTED:{kind}>".encode("ascii"))
+        if not self.patterns and not may_hold_shape(data):
+            return data
+        return self.text(data.decode("latin-1")).encode("latin-1")
 
     def tree(self, node: Any) -> Any:
         if isinstance(node, str):
@@ -121,15 +187,37 @@ class Redactor:
             return [self.tree(v) for v in node]
         return node
 
-    def body(self, node: Any) -> Any:
-        """A request or response body: the values at the user's JSON paths, then every string."""
+    def body(self, node: Any, where: str = "the body") -> Any:
+        """A request or response body: the values at the user's JSON paths, then every string.
+
+        Raises ``UnredactableBodyError`` (its message starting with ``where``) when a secret sits
+        inside compressed bytes.
+        """
         if node is None:
             return None
+        if isinstance(node, dict) and len(node) == 1 and isinstance(node.get("base64"), str):
+            return self._base64_body(node, where)
         if not self.patterns and not self.paths and not self._may_change(node):
             return node
         for tokens in self.paths:
             node = blank(node, tokens)
         return self.tree(node)
+
+    def _base64_body(self, node: dict[str, str], where: str) -> Any:
+        """``{"base64": ...}``, how a body that is not UTF-8 is stored: its bytes are scanned."""
+        try:
+            data = base64.b64decode(node["base64"], validate=True)
+        except (binascii.Error, ValueError):
+            return self.tree(node)  # not llmvcr's encoding: a JSON body that happens to look so
+        redacted = self.binary(data)
+        for inner in gzip_members(redacted):
+            if self.binary(inner) != inner:
+                raise UnredactableBodyError(
+                    f"{where}: a gzip-compressed part holds a credential or something shaped like a key, "
+                    f"which cannot be replaced inside the compressed bytes. Nothing was written. Send the "
+                    f"file uncompressed so llmvcr can replace the key, or use a file without a real key."
+                )
+        return node if redacted == data else {"base64": base64.b64encode(redacted).decode("ascii")}
 
     def _may_change(self, node: Any) -> bool:
         """Whether ``tree(node)`` could change anything, judged by one scan of its JSON text.
@@ -141,15 +229,40 @@ class Redactor:
             data = orjson.dumps(node)
         except TypeError:
             return True
-        if _QUICK_BYTES.search(data):
+        if may_hold_shape(data):
             return True
-        return any(_JSON_ESCAPED.search(s) or s.encode("utf-8") in data for s in self.secrets)
+        return any(_JSON_ESCAPED.search(s) or s.encode("utf-8") in data for s, _ in self._needles())
 
     def events(self, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Stream events: each event's data is a body of its own."""
+        """Stream events: each event's data is a body of its own; then a secret that a stream's
+        text pieces spell out between them (a model repeating a key) is replaced across them."""
         if not self.paths:
-            return self.tree(events)  # type: ignore[no-any-return]
-        return [self.tree({**ev, "data": self.body(ev.get("data"))} if "data" in ev else ev) for ev in events]
+            out: list[dict[str, Any]] = self.tree(events)
+        else:
+            out = [
+                self.tree({**ev, "data": self.body(ev.get("data"))} if "data" in ev else ev) for ev in events
+            ]
+        redact_across(out, self.spans)  # ``tree`` built new containers: editing them is safe
+        return out
+
+    def spans(self, text: str) -> list[tuple[int, int, str]]:
+        """Where ``text`` holds a known secret or a key shape: ``(start, end, kind)``, not overlapping."""
+        found = []
+        for secret, kind in self._needles():
+            at = text.find(secret)
+            while at >= 0:
+                found.append((at, at + len(secret), kind))
+                at = text.find(secret, at + 1)
+        for kind, pattern in [*self.patterns, *shapes_to_try(text)]:
+            for match in pattern.finditer(text):
+                span = secret_span(pattern, match)
+                if span and not any(k.fullmatch(text[span[0] : span[1]]) for k in self.keep):
+                    found.append((*span, kind))
+        kept: list[tuple[int, int, str]] = []
+        for start, end, kind in sorted(found, key=lambda f: (f[0], -f[1])):
+            if not kept or start >= kept[-1][1]:
+                kept.append((start, end, kind))
+        return kept
 
     def headers(
         self, headers: Iterable[tuple[str, str]], allow: frozenset[str], *, by_name: bool = True
@@ -217,10 +330,13 @@ def compile_paths(rules: Iterable[str | re.Pattern[str]]) -> list[Path]:
 def find_secrets(node: Any, path: str = "") -> Iterator[tuple[str, str, str]]:
     """Every ``(path, kind, excerpt)`` in a JSON tree that looks like a credential."""
     if isinstance(node, str):
-        if _QUICK.search(node):
-            for kind, pattern in SECRET_PATTERNS:
-                for m in pattern.finditer(node):
-                    yield path, kind, m.group(0)[:12] + "…"
+        seen: set[int] = set()  # a key that two shapes match is reported once, as redaction does
+        for kind, pattern in shapes_to_try(node):
+            for m in pattern.finditer(node):
+                span = secret_span(pattern, m)
+                if span is not None and not seen.intersection(range(*span)):
+                    seen.update(range(*span))
+                    yield path, kind, node[span[0] : span[1]][:12] + "…"
     elif isinstance(node, dict):
         for k, v in node.items():
             if isinstance(k, str) and k.lower() in CREDENTIAL_HEADERS and isinstance(v, str):

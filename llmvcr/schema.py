@@ -13,8 +13,9 @@ from typing import Any
 
 from .entries import Entry, Request, Response
 from .errors import CassetteFormatError
+from .linear import LINEAR_VERSION
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = LINEAR_VERSION  # the newest format this llmvcr reads (1: full, 2: linear layout)
 
 
 class Inline(list):  # type: ignore[type-arg]

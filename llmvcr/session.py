@@ -48,11 +48,7 @@ class Caller(Protocol):
 
 @dataclass(slots=True, eq=False)
 class Decision:
-    """The answer to one call: serve ``entry``, raise ``fault``, or go live.
-
-    Live, the adapter makes the real call and hands what came back to :meth:`record`; when
-    ``recording`` is False (a call outside every cassette) there is nothing to keep.
-    """
+    """One call's answer: serve ``entry``, raise ``fault``, or go live and :meth:`record` the reply."""
 
     provider: str
     request: Request  # as it is stored: redacted
@@ -127,7 +123,7 @@ class Session:
         if self.record_mode == "all":
             refuse_foreign(self.path)  # "all" rewrites without reading: never over a vcrpy file
             self._replace_on_write = True
-            return Cassette(self.path, recorded_with=recorded_with())
+            return Cassette(self.path, recorded_with=recorded_with(), layout=self.options.layout)
         if not os.path.exists(self.path):
             if self.record_mode == "none":
                 raise CassetteNotFoundError(
@@ -135,7 +131,7 @@ class Session:
                     f"record it with record_mode='once' (or --llmvcr-record-mode=once)"
                 )
             self._fresh_file = True
-            return Cassette(self.path, recorded_with=recorded_with())
+            return Cassette(self.path, recorded_with=recorded_with(), layout=self.options.layout)
         return load_cassette(self.path)
 
     # -- lifecycle -------------------------------------------------------------------------------
@@ -183,9 +179,9 @@ class Session:
         redactor = self.redactor
         headers = redactor.headers(request.headers.items(), frozenset(request.headers))
         query = redactor.query(request.query) if request.query else ()
-        return Request(
-            request.method, redactor.text(request.path), redactor.body(request.body), query, headers
-        )
+        path = redactor.text(request.path)
+        where = f"{self.path}: call {len(self.cassette) + 1} ({request.method} {path}), the request body"
+        return Request(request.method, path, redactor.body(request.body, where=where), query, headers)
 
     def decide(self, provider: Caller, request: Request) -> Decision:
         """Redact ``request``, then: a fault due on this call, the recorded entry, or live.
@@ -335,7 +331,7 @@ class Session:
         response = Response(
             response.status,
             redactor.headers(response.headers.items(), RESPONSE_HEADERS, by_name=False),
-            body=redactor.body(response.body),
+            body=redactor.body(response.body, f"{self.path}: call {len(self.cassette) + 1}, the response"),
             stream=redactor.events(response.stream) if response.stream is not None else None,
             truncated=response.truncated,
             failure=response.failure,
@@ -384,9 +380,8 @@ class Session:
         self._next_flush = now + 9 * (now - started)
 
     def _flush_soon(self) -> None:
-        # Each new entry reaches disk at once unless writing is slow next to the calls: then the
-        # time spent writing is held to about a tenth of the time spent recording, and a timer
-        # writes what is waiting when no further call comes.
+        # Each entry reaches disk at once unless writing is slow next to the calls: then writing is
+        # held to about a tenth of the time, and a timer writes what waits when no call comes.
         if time.monotonic() >= self._next_flush:
             try:
                 self._flush_locked()
@@ -394,7 +389,12 @@ class Session:
                 note = f"{self.path}: not written yet ({err}); retried at the next write and at exit"
                 warnings.warn(note, stacklevel=2)
         elif self._flush_timer is None:
-            timer = threading.Timer(max(0.0, self._next_flush - time.monotonic()), self.flush)
+            timer = threading.Timer(max(0.0, self._next_flush - time.monotonic()), self._flush_later)
             timer.daemon = True
             self._flush_timer = timer
             timer.start()
+
+    def _flush_later(self) -> None:  # the timer's thread: a failed write is said as it is above
+        with self._lock:
+            self._next_flush = 0.0  # due now, whatever the clock's grain
+            self._flush_soon()

@@ -24,8 +24,9 @@ from . import exactjson
 from .cassette import Cassette
 from .entries import Entry
 from .errors import CassetteFormatError, ForeignCassetteError
+from .linear import FULL_VERSION, LINEAR_VERSION, Packer, layout_of, pack, represent_dict, unpack
 from .parse_cache import ParseCache, YamlAliasError, cache_folder_for, parse_yaml
-from .schema import FORMAT_VERSION, Inline, entry_to_mapping, migrate
+from .schema import Inline, entry_to_mapping, migrate
 from .validation import COUNT_FIELD, check_header, check_nesting, read_cassette, with_count
 from .validation import check_cassette_path as check_cassette_path  # the session checks a path it may record
 
@@ -58,6 +59,7 @@ _Dumper.add_representer(exactjson.NonFinite, _Dumper.represent_float)  # NaN rea
 _Dumper.add_representer(
     Inline, lambda dumper, value: dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=True)
 )
+_Dumper.add_representer(dict, represent_dict)
 
 
 def format_of(path: str) -> str:
@@ -105,8 +107,7 @@ def parse_document(data: bytes, path: str, *, counted: bool = True) -> dict[str,
     if "interactions" in document and "entries" not in document:  # never an empty llmvcr cassette
         raise _foreign(path)
     document = migrate(document, path)
-    if document.get("version") == FORMAT_VERSION:  # the header of the entries layout
-        check_header(document if counted else {k: v for k, v in document.items() if k != COUNT_FIELD}, path)
+    check_header(document if counted else {k: v for k, v in document.items() if k != COUNT_FIELD}, path)
     return document
 
 
@@ -137,12 +138,14 @@ def refuse_foreign(path: str) -> None:
 def cassette_from_document(document: dict[str, Any], path: str) -> Cassette:
     """The cassette a document holds; the header is checked now, each entry when first used."""
     entries = check_header(document, path)
+    entries = unpack(entries, path) if document.get("version") == LINEAR_VERSION else entries
     seed = document.get("seed")
     cassette = Cassette(
         path,
         seed=seed,
         recorded_with=document.get("recorded_with") or {},
         metadata=document.get("metadata") or {},
+        layout=layout_of(document.get("version")),
     )
     for position, raw in enumerate(entries):
         # Cheap shape checks now; the rest when the entry is first used.
@@ -182,17 +185,23 @@ def validate(cassette: Cassette) -> None:
         cassette.entry(i)
 
 
-def document_of(cassette: Cassette) -> dict[str, Any]:
-    document: dict[str, Any] = {"version": FORMAT_VERSION, COUNT_FIELD: len(cassette)}
+def document_of(cassette: Cassette, *, entries: bool = True) -> dict[str, Any]:
+    """The cassette as the mapping its file holds, in its layout; ``entries=False``: the header only."""
+    document: dict[str, Any] = {"version": FULL_VERSION, COUNT_FIELD: len(cassette)}
     if cassette.seed is not None:
         document["seed"] = cassette.seed
     document["recorded_with"] = cassette.recorded_with
     if cassette.metadata:
         document["metadata"] = cassette.metadata
-    document["entries"] = [
+    if not entries:
+        return document
+    full = [
         raw if not isinstance(raw, Entry) else entry_to_mapping(raw)
         for raw in (cassette.raw(i) for i in range(len(cassette)))
     ]
+    if cassette.layout == "linear":  # version 2 only when an entry refers to another
+        full, document["version"] = pack(full)
+    document["entries"] = full
     return document
 
 
@@ -203,7 +212,7 @@ def dump_document(document: Any, fmt: str) -> bytes:
     """
     if (
         isinstance(document, dict)
-        and document.get("version") == FORMAT_VERSION
+        and document.get("version") in (FULL_VERSION, LINEAR_VERSION)
         and isinstance(document.get("entries"), list)
     ):
         document = with_count(document, len(document["entries"]))
@@ -306,6 +315,7 @@ class CassetteWriter:
         self._mappings: list[Any] = []  # JSON: the entries on disk, dumped whole (orjson is fast)
         self._entries_text = b""  # YAML: the text of the entries on disk, "- provider: ..." items
         self._count = 0  # how many entries are on disk, for the header's entry count
+        self._packer = Packer()  # what the entries on disk hold, for new ones to refer back to
 
     def append(self, cassette: Cassette, new: list[Entry]) -> None:
         """Write ``new`` after the entries already in the file, keeping what other writers put there."""
@@ -313,8 +323,11 @@ class CassetteWriter:
         with file_lock(self.path):
             if self._stamp is None or self._stamp != _stamp(self.path):
                 self._read_disk()
-            document = document_of(cassette)
-            del document["entries"]
+            document = document_of(cassette, entries=False)
+            packer = self._packer.copy()
+            if packer.used or cassette.layout == "linear":  # a file's layout is kept, never mixed
+                mappings = [packer.pack(m) for m in mappings]
+                document["version"] = LINEAR_VERSION if packer.used else FULL_VERSION
             # What is on disk changes only once the write succeeded: a failed write (a full disk)
             # leaves the writer as it was, so the retry writes each entry once.
             if self.fmt == "json":
@@ -331,14 +344,18 @@ class CassetteWriter:
             else:
                 self._entries_text = entries_text
             self._count += len(mappings)
+            self._packer = packer
             self._stamp = _stamp(self.path)
 
     def _read_disk(self) -> None:
         on_disk: list[Any] = []
+        disk: dict[str, Any] = {}
         if not self._replace and os.path.exists(self.path):
             with open(self.path, "rb") as f:
-                entries = parse_document(f.read(), self.path).get("entries") or []
+                disk = parse_document(f.read(), self.path)
+            entries = disk.get("entries") or []
             on_disk = entries if isinstance(entries, list) else []
+        self._packer = Packer.of(on_disk, disk.get("version"), self.path)
         self._replace = False
         self._count = len(on_disk)
         self._mappings = on_disk

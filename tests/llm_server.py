@@ -13,22 +13,35 @@ Behaviour, driven by the last user text (or embeddings input):
   with that status and the provider's error body; ``__stream_error__`` / ``__stream_drop__``
   (streams only) send four events, then an in-stream error / an abrupt close;
   ``__slow_stream__`` sleeps 50 ms between events; ``__counter__`` appends ``" #<n>"`` (a
-  per-server counter) to the echo so identical requests differ.
+  per-server counter) to the echo so identical requests differ; ``__split_stream__`` streams
+  the text four characters per event, as a model spells out a word it repeats.
+* Hostile servers (streams only): ``__gzip__`` / ``__deflate__`` compress the event stream with
+  that ``content-encoding`` whatever the client accepted; ``__stream_cut__`` sends four events and
+  half of the fifth, then closes the connection.
+* A request header ``x-echo: text|error|header`` makes the server repeat what the request carried
+  (header values, query values, the request line's path, a Basic header's user and password),
+  each raw, percent-encoded and base64-encoded, in the reply text (bodies and stream events),
+  the error message, or the request-id header: the echo a key can come back in.
+* ``POST /v1/files`` answers a multipart upload with a file object; a ``/gateway/<token>``
+  prefix before any route is ignored, as an API gateway's would be.
 """
 
 from __future__ import annotations
 
 import base64
+import gzip
 import hashlib
 import json
 import re
 import struct
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import parse_qsl, quote, quote_plus, unquote
 
 from typing_extensions import Self
 
@@ -45,6 +58,10 @@ MARKERS = (
     "__stream_drop__",
     "__slow_stream__",
     "__counter__",
+    "__gzip__",
+    "__deflate__",
+    "__stream_cut__",
+    "__split_stream__",
 )
 JSON = dict[str, Any]
 
@@ -102,6 +119,8 @@ class _Plan:
 
 def _pieces(text: str) -> list[str]:
     """Split into word-sized pieces that concatenate back to `text`."""
+    if "__split_stream__" in text:
+        return [text[i : i + 4] for i in range(0, len(text), 4)]
     parts = re.findall(r"\s*\S+", text)
     rest = text[len("".join(parts)) :]
     return [*parts[:-1], parts[-1] + rest] if parts and rest else parts or ([rest] if rest else [])
@@ -560,7 +579,11 @@ class _Handler(BaseHTTPRequestHandler):
         delay: float,
         fail: bytes | None,
         drop: bool,
+        encoding: str = "",
+        cut: bool = False,
     ) -> None:
+        if encoding:
+            return self._send_encoded_sse(list(frames), headers, encoding)
         self.send_response(200)
         for k, v in {
             "content-type": "text/event-stream; charset=utf-8",
@@ -571,8 +594,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(k, v)
         self.end_headers()
         todo = list(frames)
+        if cut:  # the fifth event stops half-way, without its blank line
+            fifth = todo[STREAM_PREFIX_EVENTS]
+            todo, drop = [*todo[:STREAM_PREFIX_EVENTS], fifth[: len(fifth) // 2]], True
         if fail is not None or drop:
-            todo = todo[:STREAM_PREFIX_EVENTS] + ([fail] if fail is not None else [])
+            todo = todo[: STREAM_PREFIX_EVENTS + cut] + ([fail] if fail is not None else [])
         for i, frame in enumerate(todo):
             if i and delay:
                 time.sleep(delay)
@@ -585,6 +611,26 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
         if fail is not None:
             self.close_connection = True
+
+    def _send_encoded_sse(self, frames: list[bytes], headers: dict[str, str], encoding: str) -> None:
+        """The whole event stream compressed, in two chunks (the client sees it arrive in pieces)."""
+        raw = b"".join(frames)
+        data = gzip.compress(raw) if encoding == "gzip" else zlib.compress(raw)
+        self.send_response(200)
+        for k, v in {
+            "content-type": "text/event-stream; charset=utf-8",
+            **headers,
+            "content-encoding": encoding,
+            "transfer-encoding": "chunked",
+        }.items():
+            self.send_header(k, v)
+        self.end_headers()
+        half = len(data) // 2
+        for piece in (data[:half], data[half:]):
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+            self.wfile.flush()
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
 
 
 class _HTTPServer(ThreadingHTTPServer):
@@ -666,14 +712,17 @@ class LLMServer:
             return _gemini(h, path, raw)
         route = _route(path)
         anthropic = route.startswith("messages") if route else "anthropic-version" in headers
+        echo = _echo(h.path, headers)
+        if route == "files":
+            return self._file(h, anthropic, raw, headers, echo)
         try:
             body = json.loads(raw) if raw else {}
         except ValueError:
             body = None
         if not isinstance(body, dict):
-            return self._error(h, anthropic, 400, "", "Request body is not a JSON object")
+            return self._error(h, anthropic, 400, "", "Request body is not a JSON object", echo)
         if route not in _ROUTES:
-            return self._error(h, anthropic, 404, "", f"Unknown path {path}")
+            return self._error(h, anthropic, 404, "", f"Unknown path {path}", echo)
         prompt = _ROUTES[route](body)
         status = next((s for s in (400, 429, 500, 529) if f"__status_{s}__" in prompt.text), None)
         seed_body = {k: v for k, v in body.items() if k not in ("stream", "stream_options")}
@@ -686,7 +735,7 @@ class LLMServer:
                 suffix = f" #{self._counter}"
             seed = hashlib.sha256(f"{seed}{suffix}".encode()).hexdigest()
         if status is not None:
-            return self._error(h, anthropic, status, seed)
+            return self._error(h, anthropic, status, seed, echo=echo)
         plan = _Plan(
             seed=seed,
             model=str(body.get("model", "")),
@@ -703,7 +752,9 @@ class LLMServer:
             plan.text = json.dumps(_fill(prompt.schema, prompt.schema))
         else:
             plan.text = f"Echo: {prompt.text}{suffix}"
-        hdrs = self._headers(anthropic, seed)
+        if echo and "text" in headers["x-echo"]:
+            plan.text = f"{plan.text} {echo}"
+        hdrs = self._echo_headers(self._headers(anthropic, seed), headers, echo)
         stream = bool(body.get("stream"))
         if route == "messages/count_tokens":
             return h.send_json(200, {"input_tokens": max(1, len(canonical) // 4)}, hdrs)
@@ -762,6 +813,8 @@ class LLMServer:
             delay=0.05 if "__slow_stream__" in prompt.text else 0.0,
             fail=fail,
             drop="__stream_drop__" in prompt.text,
+            encoding=next((e for e in ("gzip", "deflate") if f"__{e}__" in prompt.text), ""),
+            cut="__stream_cut__" in prompt.text,
         )
 
     @staticmethod
@@ -776,10 +829,34 @@ class LLMServer:
             "set-cookie": "__cf_bm=abc; path=/",
         }
 
+    @staticmethod
+    def _echo_headers(hdrs: dict[str, str], headers: dict[str, str], echo: str) -> dict[str, str]:
+        if not echo or "header" not in headers["x-echo"]:
+            return hdrs
+        return {k: f"{v} {echo}" if k.endswith("request-id") else v for k, v in hdrs.items()}
+
+    def _file(self, h: _Handler, anthropic: bool, raw: bytes, headers: dict[str, str], echo: str) -> None:
+        """``POST /v1/files``: the reply describes the uploaded part (its id a hash of the parts)."""
+        payload = _uploaded_file(headers.get("content-type", ""), raw)
+        hdrs = self._echo_headers(self._headers(anthropic, payload["id"]), headers, echo)
+        if echo and "text" in headers["x-echo"]:
+            payload["filename"] = f"{payload['filename'] or 'upload'} {echo}"
+        h.send_json(200, payload, hdrs)
+
     def _error(
-        self, h: _Handler, anthropic: bool, status: int, seed: str, message: str | None = None
+        self,
+        h: _Handler,
+        anthropic: bool,
+        status: int,
+        seed: str,
+        message: str | None = None,
+        echo: str = "",
     ) -> None:
-        hdrs = {**self._headers(anthropic, seed), "x-should-retry": "false"}
+        lower = {k.lower(): v for k, v in h.headers.items()}
+        hdrs = self._echo_headers({**self._headers(anthropic, seed), "x-should-retry": "false"}, lower, echo)
+        if echo and "error" in lower["x-echo"]:
+            default = (_ANTHROPIC_ERRORS if anthropic else _OPENAI_ERRORS).get(status, ("", "", ""))[-1]
+            message = f"{message or default} {echo}"
         if status == 429:
             hdrs["retry-after"] = "7"
         if anthropic:
@@ -795,6 +872,32 @@ class LLMServer:
             etype, code, msg = _OPENAI_ERRORS.get(status, ("invalid_request_error", None, ""))
             payload = {"error": {"message": message or msg, "type": etype, "param": None, "code": code}}
         h.send_json(status, payload, hdrs)
+
+
+def _uploaded_file(content_type: str, raw: bytes) -> JSON:
+    """The OpenAI file object for a multipart upload: its id a hash of the parts, not the boundary."""
+    boundary = content_type.partition("boundary=")[2].strip('"').encode()
+    parts = [p for p in raw.split(b"--" + boundary) if p.strip(b"-\r\n")] if boundary else []
+    fields: dict[str, bytes] = {}
+    filename = ""
+    for part in parts:
+        head, _, data = part.partition(b"\r\n\r\n")
+        name = re.search(rb'name="([^"]*)"', head)
+        found = re.search(rb'filename="([^"]*)"', head)
+        if found:
+            filename = found.group(1).decode()
+        if name:
+            fields[name.group(1).decode()] = data.removesuffix(b"\r\n")
+    digest = hashlib.sha256(b"|".join(k.encode() + b"=" + v for k, v in sorted(fields.items())))
+    return {
+        "id": "file-" + digest.hexdigest()[:24],
+        "object": "file",
+        "bytes": len(fields.get("file", b"")),
+        "created_at": CREATED,
+        "filename": filename,
+        "purpose": fields.get("purpose", b"").decode(),
+        "status": "processed",
+    }
 
 
 def _embeddings(body: JSON) -> JSON:
@@ -820,8 +923,44 @@ def _embeddings(body: JSON) -> JSON:
     }
 
 
+# what a request carries that is not the client's own noise: an echo repeats only these
+_ECHO_SKIP = frozenset(
+    {
+        "host",
+        "content-length",
+        "content-type",
+        "accept",
+        "accept-encoding",
+        "connection",
+        "user-agent",
+        "x-echo",
+    }
+)
+
+
+def _echo(target: str, headers: dict[str, str]) -> str:
+    """What ``x-echo`` repeats: each value the request carried, raw, percent-encoded and in base64."""
+    if "x-echo" not in headers:
+        return ""
+    path, _, query = target.partition("?")
+    values = [target, path, unquote(path), *unquote(path).split("/")]
+    values += [v for k, v in headers.items() if k not in _ECHO_SKIP and not k.startswith("x-stainless")]
+    values += [v for _, v in parse_qsl(query, keep_blank_values=True)]
+    for v in list(values):
+        if v.lower().startswith(("basic ", "bearer ")):
+            token = v.split(" ", 1)[1].strip()
+            values.append(token)
+            if v.lower().startswith("basic "):
+                values += base64.b64decode(token).decode("utf-8", "replace").split(":", 1)
+    forms = []
+    for v in values:
+        if v:
+            forms += [v, quote(v, safe=""), quote_plus(v), base64.b64encode(v.encode()).decode()]
+    return " ".join(dict.fromkeys(forms))
+
+
 def _route(path: str) -> str | None:
-    p = path.rstrip("/")
+    p = re.sub(r"^/gateway/[^/]+", "", path.rstrip("/"))
     m = re.fullmatch(r"/openai/deployments/[^/]+/(chat/completions|embeddings)", p)
     if m:
         return m.group(1)

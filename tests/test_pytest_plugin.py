@@ -51,8 +51,8 @@ def test_param(word, llmvcr_cassette):
     first = run(inner)
     first.assert_outcomes(passed=3)
     assert (inner.path / "cassettes" / "test_chat" / "test_one.yaml").exists()
-    assert (inner.path / "cassettes" / "test_chat" / "test_param[a-b].yaml").exists()
-    assert (inner.path / "cassettes" / "test_chat" / "test_param[c-d].yaml").exists()
+    assert (inner.path / "cassettes" / "test_chat" / "test_param[a%20b].yaml").exists()
+    assert (inner.path / "cassettes" / "test_chat" / "test_param[c%2Fd].yaml").exists()
     first.stdout.fnmatch_lines(["llmvcr: 0 LLM calls replayed, 3 recorded, 3 cassettes written*"])
     before = server.request_count
     second = run(inner, "--llmvcr-record-mode=none", "-v")
@@ -204,7 +204,7 @@ def test_llm():
     [
         ("tests/test_a.py::test_x", "test_a/test_x"),
         ("tests/test_a.py::TestK::test_x", "test_a/TestK.test_x"),
-        ("tests/test_a.py::test_x[gpt-4o/a b]", "test_a/test_x[gpt-4o-a-b]"),
+        ("tests/test_a.py::test_x[gpt-4o/a b]", "test_a/test_x[gpt-4o%2Fa%20b]"),
     ],
 )
 def test_cassette_names_are_sanitised(nodeid: str, expected: str) -> None:

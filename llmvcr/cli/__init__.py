@@ -3,7 +3,8 @@
     llmvcr ls [DIR]                       cassettes with entry counts, providers, models, size
     llmvcr show CASSETTE                  the conversation, streams collapsed into text
     llmvcr diff A B                       entry by entry, structurally
-    llmvcr convert SRC --to FORMAT -o OUT [--from FORMAT]   SRC may be a folder: every file in it
+    llmvcr convert SRC --to FORMAT -o OUT [--from FORMAT] [--layout linear|full]
+                                          SRC may be a folder: every file in it
     llmvcr scan PATH...                   exit 1 when anything looks like a credential
     llmvcr prune PATH...                  drop the entries the last run did not play
     llmvcr rehash CASSETTE...             after a hand edit: check every entry, count them again
@@ -22,6 +23,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from ..errors import LLMVCRError
+from ..linear import LAYOUTS
 from ..schema import LLMVCR_VERSION
 from .files import cmd_convert, cmd_prune, cmd_rehash, cmd_scan
 from .inspect import cmd_diff, cmd_ls, cmd_show
@@ -100,6 +102,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     convert.add_argument(
         "--from", dest="from_format", choices=SOURCES, help="input format (default: detected)"
+    )
+    convert.add_argument(
+        "--layout",
+        choices=LAYOUTS,
+        help="llmvcr output: 'linear' stores each message once (format version 2), 'full' writes "
+        "every request whole (version 1, read by every llmvcr release); default: the source's own, "
+        "'linear' for other formats",
     )
     convert.set_defaults(run=cmd_convert)
 

@@ -16,6 +16,7 @@ from ..convert.agentskit import to_agentskit
 from ..convert.regista import to_regista_trace
 from ..convert.vcrpy import VcrLoader
 from ..errors import CassetteFormatError, CommandError, LLMVCRError
+from ..linear import without
 from ..playlog import read_record, store_for, update_record
 from ..redact import find_secrets
 from ..storage import (
@@ -33,8 +34,13 @@ from .inspect import listed
 from .reading import SUFFIXES, TARGET_SUFFIX, existing, load_any, sniff
 
 
-def write_as(cassette: Cassette, target: str, to: str) -> str:
-    """Write ``cassette`` at ``target`` in format ``to``; returns the path written."""
+def write_as(cassette: Cassette, target: str, to: str, layout: str | None = None) -> str:
+    """Write ``cassette`` at ``target`` in format ``to`` (an llmvcr one in ``layout``, else the
+    cassette's own); returns the path written."""
+    if layout is not None and not to.startswith("llmvcr-"):
+        raise CommandError(f"--layout is for llmvcr-yaml and llmvcr-json output, not {to}; leave it out")
+    if layout is not None:  # argparse allows "linear" and "full" only
+        cassette.layout = "linear" if layout == "linear" else "full"
     if to == "regista":
         return to_regista_trace(cassette, target)
     if to == "agentskit":
@@ -58,7 +64,7 @@ def cmd_convert(args: argparse.Namespace, out: TextIO) -> int:
     if os.path.isdir(args.output):
         raise CommandError(f"{args.output} is a folder; -o names the output file when SRC is a file")
     cassette = load_any(src, args.from_format)
-    target = write_as(cassette, args.output, args.to)
+    target = write_as(cassette, args.output, args.to, args.layout)
     print(f"wrote {target} ({args.to}, {len(cassette)} entries from {src})", file=out)
     return 0
 
@@ -79,7 +85,7 @@ def _convert_folder(args: argparse.Namespace, out: TextIO) -> int:
             if args.from_format is not None and fmt != args.from_format:
                 print(f"skipped {path}: not a {args.from_format} file", file=sys.stderr)
                 continue
-            if fmt == own and args.from_format is None:
+            if fmt == own and args.from_format is None and args.layout is None:
                 print(f"skipped {path}: already {args.to}", file=sys.stderr)
                 continue
             relative = os.path.relpath(path, args.src)
@@ -107,7 +113,7 @@ def _convert_folder(args: argparse.Namespace, out: TextIO) -> int:
                 continue
             for message in left_out:
                 print(f"llmvcr: warning: {message}", file=sys.stderr)
-            write_as(cassette, target, args.to)
+            write_as(cassette, target, args.to, args.layout)
             converted += 1
             print(f"wrote {target} ({args.to}, {len(cassette)} entries from {path})", file=out)
     print(f"converted {converted} file(s) from {args.src} into {args.output}", file=out)
@@ -218,7 +224,7 @@ def _prune(path: str, dry_run: bool, out: TextIO) -> None:
             )
         drop = set(record.unplayed)
         if not dry_run and drop:
-            document["entries"] = [e for i, e in enumerate(document["entries"]) if i not in drop]
+            document["entries"] = without(document, drop, path)
             atomic_write(path, dump_document(document, "json" if path.lower().endswith(".json") else "yaml"))
     if not dry_run and drop:
         update_record(

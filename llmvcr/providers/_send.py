@@ -26,7 +26,7 @@ from ._funnel import carry, current_caller
 from ._patch import Patch
 from ._streams import Capture, serve, tee
 from .base import decide, lookup, outer_call, registered, unclaimed, watching
-from .http import HttpProvider, request_from_wire
+from .http import HttpProvider, request_from_wire, without_userinfo
 
 _patches: list[Patch] = []
 _patched_modules: set[str] = set()
@@ -97,7 +97,7 @@ def _decide(module: Any, args: Any, kwargs: Any) -> tuple[Decision, Any] | None:
     provider = _owner(request)
     if provider is None:
         try:
-            unclaimed(request.method, str(request.url), request.url.host)
+            unclaimed(request.method, without_userinfo(str(request.url)), request.url.host)
         except LLMVCRError as err:
             raise carry(err) from None
         return None

@@ -2,9 +2,10 @@
 
 ``capture`` tees a live response body into a ``Response`` record, handed to ``on_done`` when the
 caller has read it (a stream the caller closes early is marked truncated; one cut by a
-connection error keeps the error as its ``failure``). ``serve`` builds the HTTP library's own
-response from a recorded one, pacing stream events by ``replay_speed`` and ending a stream
-that failed with the same exception class.
+connection error keeps the error as its ``failure``, and drops the event it cut in half, which
+the SDK never saw). A body the server compressed is decoded first, as the HTTP library does.
+``serve`` builds the HTTP library's own response from a recorded one, pacing stream events by
+``replay_speed`` and ending a stream that failed with the same exception class.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, It
 from typing import Any
 
 from ..cassette import Response
+from ..content_encoding import DecodeFailed, Decoder
+from ..errors import UndecodableError
 from ..sse import SSEParser, encode_events
 from .http import body_bytes, parse_body
 
@@ -29,12 +32,38 @@ class Capture:
         self.parser = SSEParser(time.perf_counter())
         self.raw: list[bytes] = []
         self.done = False
+        self.decoder: Decoder | None = None
+        self.decode_failure: str | None = None  # the body did not decode: the HTTP library fails too
+
+    def wire_encoded(self) -> None:
+        """The chunks fed are the body as sent, before the HTTP library undoes its ``content-encoding``."""
+        decoder = Decoder(self.headers.get("content-encoding", ""))
+        self.decoder = decoder if decoder.active else None
+
+    def where(self) -> str:
+        """The cassette and call this capture records, for messages (``on_done`` is a decision's)."""
+        owner = getattr(self.on_done, "__self__", None)
+        path = getattr(getattr(owner, "session", None), "path", "")
+        request = getattr(owner, "request", None)
+        call = f"{getattr(owner, 'provider', '')} {request.method} {request.path}" if request else "a call"
+        return f"llmvcr: {path}: {call.strip()}" if path else f"llmvcr: {call.strip()}"
 
     def restart_clock(self, start: float) -> None:
         """Offsets count from when the request was sent, not from when the capture was built."""
         self.parser.start = start
 
     def feed(self, chunk: bytes) -> None:
+        if self.decode_failure is not None:
+            return
+        if self.decoder is not None:
+            try:
+                chunk = self.decoder.decode(chunk)
+            except DecodeFailed as err:
+                self.decode_failure = f"DecodingError: {err}"
+                return
+            except UndecodableError as err:
+                self.done = True  # nothing can be recorded for this call
+                raise UndecodableError(f"{self.where()}: {err}") from None
         if self.sse:
             self.parser.feed(chunk)
         else:
@@ -71,8 +100,10 @@ class Capture:
         if self.done:
             return
         self.done = True
+        failure = failure or self.decode_failure
         if self.sse:
-            self.parser.flush()
+            if failure is None:
+                self.parser.flush()
             response = Response(
                 self.status, self.headers, stream=self.parser.events, truncated=truncated, failure=failure
             )
@@ -84,6 +115,7 @@ class Capture:
 
 def tee(module: Any, inner: Any, capture: Capture, is_async: bool) -> Any:
     """A byte stream of ``module`` (httpx2 or httpx) that passes ``inner``'s chunks on and to ``capture``."""
+    capture.wire_encoded()  # the raw stream: httpx undoes content-encoding above it
     if not is_async:
 
         class Tee(module.SyncByteStream):  # type: ignore[misc]

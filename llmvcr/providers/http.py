@@ -52,6 +52,24 @@ def body_bytes(body: Any, content_type: str) -> bytes:
     return exactjson.dumps(body)
 
 
+# Never stored: a credential header by its name, learned and dropped like ``authorization``.
+USERINFO_HEADER = "url-userinfo-authorization"
+
+
+def userinfo_authorization(username: str | None, password: str | None) -> str:
+    """The ``Authorization: Basic`` value httpx sends for a URL's ``user:pass@``."""
+    pair = f"{unquote(username or '')}:{unquote(password or '')}"
+    return "Basic " + base64.b64encode(pair.encode("utf-8")).decode("ascii")
+
+
+def without_userinfo(url: str) -> str:
+    """``url`` as it may be shown in a message: no ``user:pass@``."""
+    parts = urlsplit(url)
+    if not (parts.username or parts.password):
+        return url
+    return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+
+
 def request_from_wire(
     method: str,
     url: str,
@@ -63,8 +81,10 @@ def request_from_wire(
     """The ``Request`` for an HTTP request as it went on the wire (the seam and the importers).
 
     Headers that carry meaning are kept and credential headers passed on for the session to
-    learn and drop; the rest is noise. ``"stream": false`` is dropped from a JSON body: ``.parse()``
-    sends it where ``create()`` omits it, for the same request.
+    learn and drop; the rest is noise. Credentials in the URL (``http://user:pass@host``) are
+    passed on as the ``Basic`` header httpx adds for them after this point. ``"stream": false``
+    is dropped from a JSON body: ``.parse()`` sends it where ``create()`` omits it, for the same
+    request.
     """
     allow = REQUEST_HEADERS.union(h.lower() for h in meaning_headers)
     kept: dict[str, str] = {}
@@ -76,6 +96,8 @@ def request_from_wire(
         elif lower in allow or is_credential_header(lower):
             kept[lower] = value
     parts = urlsplit(url)
+    if parts.username or parts.password:
+        kept[USERINFO_HEADER] = userinfo_authorization(parts.username, parts.password)
     parsed = parse_body(body, content_type)
     if isinstance(parsed, dict) and parsed.get("stream") is False:
         parsed = {k: v for k, v in parsed.items() if k != "stream"}
