@@ -184,6 +184,22 @@ def test_every_cut_between_entries_is_a_truncation_error(ten: Path) -> None:
     assert refused == 12
 
 
+def test_a_cut_linear_cassette_is_refused_too(tmp_path: Path, anthropic_client: Any) -> None:
+    path = tmp_path / "agent.yaml"
+    messages: list[dict[str, str]] = []
+    with llmvcr.recording(path):
+        for turn in range(4):  # a growing conversation: written in the linear layout (version 2)
+            messages.append({"role": "user", "content": f"turn {turn}"})
+            reply = anthropic_client.messages.create(model="claude-test", max_tokens=8, messages=messages)
+            messages.append({"role": "assistant", "content": reply.content[0].text})
+    data = path.read_bytes()
+    assert data.startswith(b"version: 2\nentry_count: 4\n")
+    for n, cut in enumerate(boundaries(data)):
+        path.write_bytes(data[:cut])
+        with pytest.raises(llmvcr.CassetteFormatError, match=f"holds {n} of the 4 entries"):
+            load(path)
+
+
 def test_a_cut_file_is_never_extended_by_a_recording(ten: Path, anthropic_client: Any) -> None:
     data = ten.read_bytes()
     cut = data[: boundaries(data)[5]]
