@@ -10,6 +10,10 @@ Both give exactly what ``yaml.load(data, Loader=CSafeLoader)`` gives, only soone
   (``.pytest_cache/d/llmvcr/parsed-1``), else the user's cache folder. The key is the sha256 of the
   file's bytes, so a changed cassette is always parsed again; an unreadable or corrupt entry is
   ignored and rewritten; a document orjson cannot give back identically is never cached.
+
+Every path refuses YAML aliases (``YamlAliasError``, before anything is cached): llmvcr never writes
+one, and a few lines of aliases can expand to billions of values. ryaml, which would expand them,
+never sees a file with an anchor.
 """
 
 from __future__ import annotations
@@ -36,7 +40,14 @@ try:
 except AttributeError:  # pragma: no cover - libyaml missing
     _SafeLoader = yaml.SafeLoader
 
-__all__ = ["CACHE_FOLDER", "ParseCache", "cache_folder_for", "parse_yaml", "parse_yaml_pyyaml"]
+__all__ = [
+    "CACHE_FOLDER",
+    "ParseCache",
+    "YamlAliasError",
+    "cache_folder_for",
+    "parse_yaml",
+    "parse_yaml_pyyaml",
+]
 
 CACHE_FOLDER = "parsed-1"  # bump when what is stored changes meaning
 
@@ -44,7 +55,7 @@ CACHE_FOLDER = "parsed-1"  # bump when what is stored changes meaning
 # PyYAML. Matches inside quoted or block text only cost the fast path, never correctness. Each
 # pattern starts with a literal or a class, so a search skips most positions at C speed.
 _TAGS = re.compile(
-    rb"(?<=[\s\[\{,])[!&*]|<<"  # tags, anchors, aliases, merge keys
+    rb"(?<=[\s\[\{,:])[!&*]|<<"  # tags, anchors, aliases ("a":*x too), merge keys
     rb"|[:-][ \t]+=[ \t]*$|[:-][ \t]+[\[\{][ \t]*[^\]\}\s]",  # the value key, flow collections but [] {}
     re.MULTILINE,
 )
@@ -57,13 +68,36 @@ _SAME = re.compile(rb"-?(?:0|[1-9][0-9]*)|[-+]?[0-9]*\.[0-9]+|[0-9]+(?:\.[0-9]+)
 
 
 def _risky(data: bytes) -> bool:
-    if _TAGS.search(data) or _WORDS.search(data):
+    if _TAGS.search(data) or _WORDS.search(data) or data.startswith((b"!", b"&", b"*")):
         return True
     return any(_NUMERIC.fullmatch(m) and not _SAME.fullmatch(m) for m in _NUMBER.findall(data))
 
 
+class YamlAliasError(yaml.YAMLError):  # type: ignore[misc]
+    """A YAML alias (``*name``): llmvcr never writes one, and one can expand to gigabytes."""
+
+    def __init__(self, line: int) -> None:
+        super().__init__(f"an alias (*name) of the value anchored (&name) at line {line}")
+        self.line = line
+
+
+class _NoAliasLoader(_SafeLoader):  # type: ignore[misc]
+    """The safe loader, refusing the second use of any node: a node is built twice only by an alias."""
+
+    def construct_object(self, node: Any, deep: bool = False) -> Any:
+        if node in self.constructed_objects or node in self.recursive_objects:
+            raise YamlAliasError(node.start_mark.line + 1)
+        return super().construct_object(node, deep)
+
+
+# An anchor (&name) is what an alias needs; a match inside text only costs the checking loader.
+_ANCHOR = re.compile(rb"[\s\[\{,:]&[^\s\[\]\{\},]")  # ':' for a flow key: {"a":&x [1]}
+
+
 def parse_yaml_pyyaml(data: bytes) -> Any:
-    """PyYAML's safe C loader: the reference every other path must equal."""
+    """PyYAML's safe C loader, refusing aliases (``YamlAliasError``): the reference of every path."""
+    if _ANCHOR.search(data) or data.startswith(b"&"):
+        return yaml.load(data, Loader=_NoAliasLoader)
     return yaml.load(data, Loader=_SafeLoader)
 
 

@@ -74,93 +74,172 @@ def entry_to_mapping(entry: Entry) -> dict[str, Any]:
     }
 
 
+_MISSING = object()
+
+
+_KINDS = {
+    "str": "text",
+    "NoneType": "null",
+    "bool": "true/false",
+    "int": "a whole number",
+    "float": "a number",
+    "dict": "a mapping",
+    "list": "a list",
+}
+_FIX = "fix the value by hand (the README's cassette format says what each field holds) or re-record"
+
+
+def _kind_name(kind: type | tuple[type, ...]) -> str:
+    names = [kind] if isinstance(kind, type) else list(kind)
+    return " or ".join(_KINDS.get(k.__name__, k.__name__) for k in names)
+
+
 def _need(
-    mapping: Mapping[str, Any], key: str, kind: type | tuple[type, ...], path: str, position: int, field: str
+    mapping: Mapping[str, Any],
+    key: str,
+    kind: type | tuple[type, ...],
+    path: str,
+    position: int,
+    field: str,
+    default: Any = _MISSING,
 ) -> Any:
+    """``mapping[key]`` when it is a ``kind``; ``default`` when absent (if given); else the error."""
     if key not in mapping:
+        if default is not _MISSING:
+            return default
         raise CassetteFormatError(
             path, "missing; re-record the cassette or fix the entry by hand", entry=position, field=field
         )
     value = mapping[key]
-    if not isinstance(value, kind):
-        names = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
+    kinds = (kind,) if isinstance(kind, type) else kind
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):  # True is no 1
         raise CassetteFormatError(
-            path, f"expected {names}, found {type(value).__name__}", entry=position, field=field
+            path,
+            f"expected {_kind_name(kind)}, found {type(value).__name__} {_short(value)}; {_FIX}",
+            entry=position,
+            field=field,
         )
     return value
 
 
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _text_pairs(mapping: Mapping[str, Any], key: str, path: str, position: int, field: str) -> dict[str, str]:
+    """A headers mapping: text names to text values (a hand-edited ``10`` must be quoted)."""
+    headers = _need(mapping, key, dict, path, position, field, default={})
+    for name, value in headers.items():
+        if not isinstance(name, str) or not isinstance(value, str):
+            raise CassetteFormatError(
+                path,
+                f"expected text, found {type(value).__name__} {_short(value)}; quote the value",
+                entry=position,
+                field=f"{field}.{name}",
+            )
+    return dict(headers)
+
+
+def _stream(response: Mapping[str, Any], path: str, position: int) -> list[dict[str, Any]] | None:
+    stream: list[dict[str, Any]] | None = _need(
+        response, "stream", (list, type(None)), path, position, "response.stream", None
+    )
+    timing = _need(response, "timing", (list, type(None)), path, position, "response.timing", None)
+    if timing is not None:
+        if stream is None or len(timing) != len(stream):
+            raise CassetteFormatError(
+                path,
+                f"expected one arrival offset (ms) per stream event; {_FIX}",
+                entry=position,
+                field="response.timing",
+            )
+        for i, t in enumerate(timing):
+            if isinstance(t, bool) or not isinstance(t, (int, float, type(None))):
+                raise CassetteFormatError(
+                    path,
+                    f"expected a number of milliseconds, found {type(t).__name__} {_short(t)}; {_FIX}",
+                    entry=position,
+                    field=f"response.timing[{i}]",
+                )
+        stream = [
+            {**event, "t": t} if isinstance(event, dict) and t is not None else event
+            for event, t in zip(stream, timing, strict=True)
+        ]
+    for i, event in enumerate(stream or []):
+        field = f"response.stream[{i}]"
+        if not isinstance(event, dict) or "data" not in event:
+            raise CassetteFormatError(
+                path, f"each event is a mapping with 'data'; {_FIX}", entry=position, field=field
+            )
+        for key, kind in _EVENT_FIELDS.items():  # each optional
+            _need(event, key, kind, path, position, f"{field}.{key}", None)
+    return stream
+
+
+_NULL = type(None)  # null, as when absent
+_EVENT_FIELDS: dict[str, tuple[type, ...]] = {
+    "event": (str, _NULL),
+    "id": (str, _NULL),
+    "retry": (int, _NULL),
+    "t": (int, float, _NULL),
+}
+
+
 def entry_from_mapping(raw: Mapping[str, Any], path: str, position: int) -> Entry:
-    """The entry at ``position`` of the file ``path``, checked field by field."""
+    """The entry at ``position`` of the file ``path``, checked field by field: a value of the wrong
+    type is an error naming the file, the entry and the field, never coerced."""
     if not isinstance(raw, Mapping):
         raise CassetteFormatError(
-            path, f"an entry must be a mapping, found {type(raw).__name__}", entry=position
+            path, f"an entry must be a mapping, found {type(raw).__name__}; {_FIX}", entry=position
         )
     request = _need(raw, "request", dict, path, position, "request")
     response = _need(raw, "response", dict, path, position, "response")
     method = _need(request, "method", str, path, position, "request.method")
     req_path = _need(request, "path", str, path, position, "request.path")
-    query = request.get("query") or []
-    if not isinstance(query, list) or not all(isinstance(p, list) and len(p) == 2 for p in query):
+    query = _need(request, "query", list, path, position, "request.query", [])
+    if not all(
+        isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) and isinstance(p[1], str) for p in query
+    ):
         raise CassetteFormatError(
-            path, "expected a list of [key, value] pairs", entry=position, field="request.query"
+            path, f"expected a list of [key, value] text pairs; {_FIX}", entry=position, field="request.query"
         )
-    headers = request.get("headers") or {}
-    if not isinstance(headers, dict):
-        raise CassetteFormatError(path, "expected a mapping", entry=position, field="request.headers")
+    headers = _text_pairs(request, "headers", path, position, "request.headers")
     status = _need(response, "status", int, path, position, "response.status")
-    if isinstance(status, bool) or not 100 <= status <= 599:
+    if not 100 <= status <= 599:
         raise CassetteFormatError(
-            path, f"not an HTTP status: {status!r}", entry=position, field="response.status"
+            path, f"not an HTTP status: {status!r}; {_FIX}", entry=position, field="response.status"
         )
-    res_headers = response.get("headers") or {}
-    if not isinstance(res_headers, dict):
-        raise CassetteFormatError(path, "expected a mapping", entry=position, field="response.headers")
-    stream = response.get("stream")
-    timing = response.get("timing")
-    if timing is not None:
-        if not isinstance(stream, list) or not isinstance(timing, list) or len(timing) != len(stream):
-            raise CassetteFormatError(
-                path,
-                "expected one arrival offset (ms) per stream event",
-                entry=position,
-                field="response.timing",
-            )
-        stream = [
-            {**event, "t": t} if isinstance(event, dict) and t is not None else event
-            for event, t in zip(stream, timing, strict=True)
-        ]
-    if stream is not None:
-        if not isinstance(stream, list):
-            raise CassetteFormatError(
-                path, "expected a list of events", entry=position, field="response.stream"
-            )
-        for i, event in enumerate(stream):
-            if not isinstance(event, dict) or "data" not in event:
-                raise CassetteFormatError(
-                    path, "each event is a mapping with 'data'", entry=position, field=f"response.stream[{i}]"
-                )
-    request_hash = raw.get("request_hash")
-    if not isinstance(request_hash, str):
-        raise CassetteFormatError(path, "missing or not a string", entry=position, field="request_hash")
-    provider = raw.get("provider", "")
-    failure = response.get("failure")
+    res_headers = _text_pairs(response, "headers", path, position, "response.headers")
+    stream = _stream(response, path, position)
+    if stream is None and "body" not in response:
+        raise CassetteFormatError(
+            path,
+            "missing: a response holds 'body' (null for an empty one) or 'stream'; re-record the "
+            "cassette or restore it from version control",
+            entry=position,
+            field="response.body",
+        )
+    request_hash = _need(raw, "request_hash", str, path, position, "request_hash")
+    provider = _need(raw, "provider", str, path, position, "provider", "")
+    truncated = _need(response, "truncated", bool, path, position, "response.truncated", False)
+    failure = _need(response, "failure", (str, type(None)), path, position, "response.failure", None)
     return Entry(
-        provider=str(provider),
+        provider=provider,
         request=Request(
             method=method,
             path=req_path,
             body=request.get("body"),
-            query=tuple((str(k), str(v)) for k, v in query),
-            headers={str(k): str(v) for k, v in headers.items()},
+            query=tuple((k, v) for k, v in query),
+            headers=headers,
         ),
         response=Response(
             status=status,
-            headers={str(k): str(v) for k, v in res_headers.items()},
+            headers=res_headers,
             body=response.get("body"),
             stream=stream,
-            truncated=bool(response.get("truncated", False)),
-            failure=str(failure) if failure else None,
+            truncated=truncated,
+            failure=failure or None,
         ),
         request_hash=request_hash,
     )

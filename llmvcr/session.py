@@ -32,7 +32,7 @@ from .options import Options, settings
 from .redact import RESPONSE_HEADERS, Redactor, compile_keep, compile_paths, compile_redactions
 from .schema import recorded_with
 from .shutdown import SigtermFlush, WriteLock
-from .storage import load_cassette, refuse_foreign
+from .storage import check_cassette_path, load_cassette, refuse_foreign
 from .write_queue import WriteQueue
 from .writer import save_cassette
 
@@ -117,6 +117,7 @@ class Session:
             self.cassette.seed = self.redactor.text(options.seed)
 
     def _load(self) -> Cassette:
+        check_cassette_path(self.path)  # a folder or a symlink loop is an error, not "no file yet"
         if self.record_mode == "all":
             refuse_foreign(self.path)  # "all" rewrites without reading: never over a vcrpy file
             self._replace_on_write = True

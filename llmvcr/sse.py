@@ -9,11 +9,13 @@ WHATWG rules that matter for LLM streams: lines end in ``\\r\\n``, ``\\n`` or a 
 
 from __future__ import annotations
 
+import functools
 import time
 from typing import Any
 
-import orjson
+from . import exactjson
 
+_dumps = functools.partial(exactjson.dumps, scan=False)  # orjson, but an integer past 64 bits is kept
 Event = dict[str, Any]  # {"event"?: name, "id"?: str, "retry"?: int, "data": json-or-text, "t"?: ms}
 
 
@@ -71,8 +73,8 @@ class SSEParser:
         parsed: Any = text
         if text[:1] in ("{", "["):
             try:
-                parsed = orjson.loads(text)
-            except orjson.JSONDecodeError:
+                parsed = exactjson.loads(text, constants=False)  # an integer past 64 bits stays one
+            except (ValueError, RecursionError):
                 parsed = text
         event["data"] = parsed
         if self.start is not None:
@@ -97,7 +99,7 @@ def encode_event(event: Event) -> bytes:
     data = event.get("data")
     if not isinstance(data, str):
         # Compact JSON holds no raw newline (orjson escapes them in strings): a single data line.
-        return head + b"data: " + orjson.dumps(data) + b"\n\n"
+        return head + b"data: " + _dumps(data) + b"\n\n"
     lines = "".join(f"data: {line}\n" for line in data.split("\n"))
     return head + lines.encode() + b"\n"
 
@@ -105,7 +107,7 @@ def encode_event(event: Event) -> bytes:
 def encode_events(events: list[Event]) -> list[tuple[Any, bytes]]:
     """``(t, encode_event(event))`` for each event, sharing the head of events of one name."""
     heads: dict[str | None, bytes] = {}
-    dumps = orjson.dumps
+    dumps = _dumps
     out: list[tuple[Any, bytes]] = []
     for event in events:
         name = event.get("event")

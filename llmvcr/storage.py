@@ -3,19 +3,23 @@
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any
 
 import orjson
 import yaml
 
+from . import exactjson
 from .cassette import Cassette
 from .convert.vcrpy import foreign_format, from_vcrpy
 from .entries import Entry
-from .errors import CassetteFormatError, CassetteNotFoundError, ForeignCassetteError
+from .errors import CassetteFormatError, ForeignCassetteError
 from .linear import FULL_VERSION, LINEAR_VERSION, layout_of, pack, represent_dict, unpack
-from .parse_cache import ParseCache, cache_folder_for, parse_yaml
+from .parse_cache import ParseCache, YamlAliasError, cache_folder_for, parse_yaml
 from .schema import Inline, entry_to_mapping, migrate
+from .validation import COUNT_FIELD, check_header, check_nesting, read_cassette, with_count
+from .validation import check_cassette_path as check_cassette_path  # the session checks a path it may record
 
 try:  # the C parser and emitter when libyaml is there: the same safe semantics, faster
     _YamlLoader: Any = yaml.CSafeLoader
@@ -42,6 +46,7 @@ def _represent_str(dumper: Any, value: str) -> Any:
 
 
 _Dumper.add_representer(str, _represent_str)
+_Dumper.add_representer(exactjson.NonFinite, _Dumper.represent_float)  # NaN read from JSON: .nan
 _Dumper.add_representer(
     Inline, lambda dumper, value: dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=True)
 )
@@ -52,18 +57,30 @@ def format_of(path: str) -> str:
     return "json" if path.lower().endswith(".json") else "yaml"
 
 
-def parse_document(data: bytes, path: str) -> dict[str, Any]:
+def parse_document(data: bytes, path: str, *, counted: bool = True) -> dict[str, Any]:
+    """The checked document a cassette file's bytes hold (see ``llmvcr.validation``); ``counted=False``
+    skips the entry-count check (for ``llmvcr rehash``, which writes the count again)."""
     foreign = foreign_format(data[:65536])
     if foreign is not None:  # never parsed as an empty llmvcr cassette, never written over
         raise _foreign(path, foreign)
     fmt = format_of(path)
     try:
-        document = (
-            orjson.loads(data) if fmt == "json" else ParseCache(cache_folder_for(path)).load(data, parse_yaml)
-        )
-    except orjson.JSONDecodeError as err:
+        if fmt == "json":
+            document = check_nesting(exactjson.loads(data), path)
+        else:
+            parse = lambda text: check_nesting(parse_yaml(text), path)  # noqa: E731 - once per miss
+            document = ParseCache(cache_folder_for(path)).load(data, parse)
+    except CassetteFormatError:
+        raise
+    except (orjson.JSONDecodeError, json.JSONDecodeError) as err:
         raise CassetteFormatError(
             path, f"not valid JSON ({err}); restore it from version control or re-record"
+        ) from None
+    except YamlAliasError as err:
+        raise CassetteFormatError(
+            path,
+            f"holds {err}; llmvcr never writes YAML aliases and refuses them (one can expand to "
+            "gigabytes): write the value out in full, or restore the file from version control",
         ) from None
     except yaml.constructor.ConstructorError as err:
         raise CassetteFormatError(
@@ -72,6 +89,8 @@ def parse_document(data: bytes, path: str) -> dict[str, Any]:
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(err, "problem", None)
+        where += f" ({problem})" if problem else ""
         raise CassetteFormatError(
             path, f"not valid YAML{where}; restore it from version control or re-record"
         ) from None
@@ -81,7 +100,9 @@ def parse_document(data: bytes, path: str) -> dict[str, Any]:
         raise CassetteFormatError(path, f"the top level must be a mapping, found {type(document).__name__}")
     if "interactions" in document and "entries" not in document:  # never an empty llmvcr cassette
         raise _foreign(path)
-    return migrate(document, path)
+    document = migrate(document, path)
+    check_header(document if counted else {k: v for k, v in document.items() if k != COUNT_FIELD}, path)
+    return document
 
 
 def _foreign(path: str, fmt: str = "vcrpy") -> ForeignCassetteError:
@@ -107,33 +128,34 @@ def refuse_foreign(path: str) -> None:
 
 
 def cassette_from_document(document: dict[str, Any], path: str) -> Cassette:
-    entries = document.get("entries") or []
-    if not isinstance(entries, list):
-        raise CassetteFormatError(path, "expected a list", field="entries")
+    """The cassette a document holds; the header is checked now, each entry when first used."""
+    entries = check_header(document, path)
     entries = unpack(entries, path) if document.get("version") == LINEAR_VERSION else entries
     seed = document.get("seed")
-    recorded_with = document.get("recorded_with") or {}
-    metadata = document.get("metadata") or {}
-    if not isinstance(recorded_with, dict):
-        raise CassetteFormatError(path, "expected a mapping", field="recorded_with")
-    if not isinstance(metadata, dict):
-        raise CassetteFormatError(path, "expected a mapping", field="metadata")
     cassette = Cassette(
         path,
-        seed=None if seed is None else str(seed),
-        recorded_with={str(k): str(v) for k, v in recorded_with.items()},
-        metadata=metadata,
+        seed=seed,
+        recorded_with=document.get("recorded_with") or {},
+        metadata=document.get("metadata") or {},
         layout=layout_of(document.get("version")),
     )
     for position, raw in enumerate(entries):
         # Cheap shape checks now; the rest when the entry is first used.
         if not isinstance(raw, dict):
             raise CassetteFormatError(
-                path, f"an entry must be a mapping, found {type(raw).__name__}", entry=position
+                path,
+                f"an entry must be a mapping, found {type(raw).__name__}; restore the file from version "
+                "control or re-record",
+                entry=position,
             )
         request_hash = raw.get("request_hash")
         if not isinstance(request_hash, str):
-            raise CassetteFormatError(path, "missing or not a string", entry=position, field="request_hash")
+            raise CassetteFormatError(
+                path,
+                "missing or not text; restore the file or re-record",
+                entry=position,
+                field="request_hash",
+            )
         cassette.add_raw(raw, request_hash)
     cassette.loaded_count = len(cassette)
     return cassette
@@ -145,16 +167,10 @@ def load_cassette(path: str | os.PathLike[str]) -> Cassette:
     A vcrpy, pytest-recording, cassetter or LangChain cassette is converted in memory (see
     :func:`llmvcr.from_vcrpy`) and replays as if llmvcr had recorded it; writing to it is refused.
     Raises ``CassetteNotFoundError`` when the file is missing and ``CassetteFormatError`` when
-    it is corrupt, truncated, unsafe or of a newer format version.
+    it is corrupt, truncated, unsafe, of a newer format version, or not a file at all.
     """
     path = os.fspath(path)
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        raise CassetteNotFoundError(
-            f"{path}: no such cassette; record it first (record_mode='once')"
-        ) from None
+    data = read_cassette(path)
     try:
         document = parse_document(data, path)
     except ForeignCassetteError as err:  # vcrpy, cassetter, LangChain: read in place
@@ -174,7 +190,7 @@ def validate(cassette: Cassette) -> None:
 
 def document_of(cassette: Cassette, *, entries: bool = True) -> dict[str, Any]:
     """The cassette as the mapping its file holds, in its layout; ``entries=False``: the header only."""
-    document: dict[str, Any] = {"version": FULL_VERSION}
+    document: dict[str, Any] = {"version": FULL_VERSION, COUNT_FIELD: len(cassette)}
     if cassette.seed is not None:
         document["seed"] = cassette.seed
     document["recorded_with"] = cassette.recorded_with
@@ -193,9 +209,18 @@ def document_of(cassette: Cassette, *, entries: bool = True) -> dict[str, Any]:
 
 
 def dump_document(document: Any, fmt: str) -> bytes:
-    """Serialise a document (or, for a cassette writer, a list of entry mappings) as JSON or YAML."""
+    """Serialise a document (or, for a cassette writer, a list of entry mappings) as JSON or YAML.
+
+    A whole document's entry count is set to the entries it holds.
+    """
+    if (
+        isinstance(document, dict)
+        and document.get("version") in (FULL_VERSION, LINEAR_VERSION)
+        and isinstance(document.get("entries"), list)
+    ):
+        document = with_count(document, len(document["entries"]))
     if fmt == "json":
-        return orjson.dumps(document, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+        return exactjson.dumps(document, indent=True, scan=False)
     text: str = yaml.dump(
         document, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100, default_flow_style=False
     )

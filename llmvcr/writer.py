@@ -40,6 +40,7 @@ from .linear import FULL_VERSION, LINEAR_VERSION, Packer
 from .parse_cache import parse_yaml
 from .schema import entry_to_mapping
 from .storage import document_of, dump_document, format_of, parse_document, refuse_foreign
+from .validation import COUNT_FIELD, set_count, with_count
 
 __all__ = [
     "CassetteWriter",
@@ -54,7 +55,7 @@ __all__ = [
 
 TEMPORARY_PREFIX = ".llmvcr-tmp-"
 STALE_AFTER = 600.0  # seconds: no write takes this long, so an older temporary file is abandoned
-KNOWN_KEYS = frozenset({"version", "seed", "recorded_with", "metadata", "entries"})
+KNOWN_KEYS = frozenset({"version", COUNT_FIELD, "seed", "recorded_with", "metadata", "entries"})
 
 _run = uuid.uuid4().hex  # outside pytest and without LLMVCR_RUN_ID, a run is this process
 
@@ -217,8 +218,7 @@ def split_entries(data: bytes, others: dict[str, Any]) -> tuple[bytes, bytes] | 
 
 
 def has_comments(text: str) -> bool:
-    """Whether YAML ``text`` holds a comment: a ``#`` that starts a line or follows a blank, outside
-    every scalar (a Markdown heading inside a recorded answer is text, not a comment)."""
+    """Whether YAML ``text`` has a comment: a ``#`` outside every scalar (not a heading in an answer)."""
     if not _HASH.search(text):
         return False
     try:
@@ -251,10 +251,9 @@ class CassetteWriter:
     the new entries and one file write rather than a parse and dump of the whole cassette. When
     another process (an xdist worker) changed the file meanwhile, the file is read and merged again.
     A hand-edited YAML file keeps its text, comments included, while its entries come last and its
-    header (the keys above them) is what llmvcr would write; otherwise the file is written again,
-    top-level keys llmvcr does not know (a team's notes) kept where they were, and ``warn`` says
-    once that its comments are gone. A failed write raises ``CassetteWriteError`` and leaves the
-    writer as it was, so the next write has each entry once.
+    header is what llmvcr would write; else it is written again, unknown top-level keys kept, and
+    ``warn`` says once that its comments are gone. A failed write raises ``CassetteWriteError``
+    and leaves the writer as it was, so the next write has each entry once.
     """
 
     def __init__(self, path: str, *, replace: bool = False, warn: Callable[[str], None] = _warn) -> None:
@@ -270,6 +269,7 @@ class CassetteWriter:
         self._swept = False
         self._comments = False  # the file had comments this writer's rewrite drops
         self._packer = Packer()  # what the entries on disk hold, for new ones to refer back to
+        self._count = 0  # how many entries are on disk, for the header's entry count
 
     def append(self, cassette: Cassette, new: list[Entry]) -> None:
         """Write ``new`` after the entries already in the file, keeping what other writers put there."""
@@ -296,7 +296,9 @@ class CassetteWriter:
                     data = dump_document(document, "json")
                 else:
                     entries_text = self._entries_text + dump_document(mappings, "yaml")
-                    data = self._head_for(document) + entries_text
+                    document = with_count(document, self._count + len(mappings))
+                    head = self._head_for(document)
+                    data = head + entries_text
                 atomic_write(target, data)
                 if replacing:
                     _mark_run(target)
@@ -304,7 +306,8 @@ class CassetteWriter:
                     self._mappings = all_mappings
                 else:
                     self._entries_text = entries_text
-                    self._head = self._head if document == self._others else None
+                    self._head, self._others = head, document  # the text above the entries now on disk
+                self._count += len(mappings)
                 self._packer = packer
                 self._stamp = _stamp(target)
         except OSError as err:
@@ -333,8 +336,9 @@ class CassetteWriter:
         return header
 
     def _head_for(self, header: dict[str, Any]) -> bytes:
-        if self._head is not None and header == self._others:
-            return self._head  # the header did not change: the user's text, comments and all
+        if self._head is not None and _uncounted(header) == _uncounted(self._others):
+            # the header did not change: the user's text, comments and all, with the new count
+            return set_count(self._head, header[COUNT_FIELD], self.path)
         if self._head is not None and has_comments(self._head.decode("utf-8", "surrogateescape")):
             self._comments = True
         return dump_document(header, "yaml") + b"entries:\n"
@@ -354,6 +358,7 @@ class CassetteWriter:
         self._others = {key: value for key, value in document.items() if key != "entries"}
         self._mappings = on_disk
         self._packer = Packer.of(on_disk, document.get("version"), self.path)
+        self._count = len(on_disk)
         self._head, self._entries_text = None, b""
         if self.fmt == "yaml" and data:
             split = split_entries(data, self._others) if on_disk else None
@@ -363,6 +368,10 @@ class CassetteWriter:
                 self._entries_text = dump_document(on_disk, "yaml") if on_disk else b""
                 self._comments = self._comments or has_comments(data.decode("utf-8", "surrogateescape"))
         return replacing
+
+
+def _uncounted(header: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in header.items() if key != COUNT_FIELD}
 
 
 def _run_marker(path: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import subprocess
 import sys
@@ -124,7 +125,7 @@ def test_diff(capsys: pytest.CaptureFixture[str], agent: Path, tmp_path: Path) -
     assert run(capsys, "diff", str(agent), str(agent))[0] == 0
     document = yaml.safe_load(agent.read_text())
     document["entries"][0]["request"]["body"]["system"] = "Be verbose."
-    document["entries"].append(document["entries"][-1])
+    document["entries"].append(copy.deepcopy(document["entries"][-1]))  # safe_dump would alias the same one
     other = tmp_path / "other.yaml"
     other.write_text(yaml.safe_dump(document))
     status, out, _ = run(capsys, "diff", str(agent), str(other))

@@ -7,6 +7,7 @@
                                           SRC may be a folder: every file in it
     llmvcr scan PATH...                   exit 1 when anything looks like a credential
     llmvcr prune PATH...                  drop the entries the last run did not play
+    llmvcr rehash CASSETTE...             after a hand edit: check every entry, count them again
 
 Errors are one line on stderr (what went wrong, with which file, and what to do) and exit status 2;
 ``diff`` and ``scan`` exit 1 for "different" and "found".
@@ -24,7 +25,7 @@ from typing import NoReturn
 from ..errors import LLMVCRError
 from ..linear import LAYOUTS
 from ..schema import LLMVCR_VERSION
-from .files import cmd_convert, cmd_prune, cmd_scan
+from .files import cmd_convert, cmd_prune, cmd_rehash, cmd_scan
 from .inspect import cmd_diff, cmd_ls, cmd_show
 from .reading import SOURCES, TARGETS
 
@@ -133,6 +134,16 @@ def build_parser() -> argparse.ArgumentParser:
     prune.add_argument("cassettes", nargs="+", metavar="PATH", help="cassette files or folders")
     prune.add_argument("--dry-run", action="store_true", help="say what would go, change nothing")
     prune.set_defaults(run=cmd_prune)
+
+    rehash = commands.add_parser(
+        "rehash",
+        help="after editing a cassette by hand: check every entry and count them again",
+        description="Check every entry of each CASSETTE and write the entry count in its header "
+        "again (nothing else changes). Run it after removing entries by hand: a file holding fewer "
+        "entries than its header counts is refused as truncated. Appending entries needs no rehash.",
+    )
+    rehash.add_argument("cassettes", nargs="+", metavar="CASSETTE", help="cassette files")
+    rehash.set_defaults(run=cmd_rehash)
     return parser
 
 

@@ -1,4 +1,4 @@
-"""``llmvcr convert``, ``scan`` and ``prune``: changing and checking cassette files."""
+"""``llmvcr convert``, ``scan``, ``prune`` and ``rehash``: changing and checking cassette files."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ from ..errors import CassetteFormatError, CommandError, LLMVCRError
 from ..linear import without
 from ..playlog import read_record, store_for, update_record
 from ..redact import find_secrets
-from ..storage import document_of, dump_document, format_of, parse_document
+from ..storage import cassette_from_document, document_of, dump_document, format_of, parse_document, validate
+from ..validation import COUNT_FIELD, read_cassette, set_count
 from ..writer import atomic_write, file_lock
 from .inspect import listed
 from .reading import SUFFIXES, TARGET_SUFFIX, existing, load_any, sniff
@@ -258,3 +259,34 @@ def _prune(path: str, dry_run: bool, out: TextIO) -> None:
         f"(not played by the run of {record.finished})",
         file=out,
     )
+
+
+def cmd_rehash(args: argparse.Namespace, out: TextIO) -> int:
+    """Check every entry of each cassette named and write its entry count again (after a hand edit)."""
+    failed = 0
+    for argument in args.cassettes:
+        try:
+            path = existing(argument)
+            with file_lock(path):
+                count = _rehash(path)
+        except LLMVCRError as err:
+            print(f"llmvcr: error: {' '.join(str(err).split())}", file=sys.stderr)
+            failed += 1
+            continue
+        print(f"{path}: {count} entries, counted in its header", file=out)
+    return 2 if failed else 0
+
+
+def _rehash(path: str) -> int:
+    data = read_cassette(path)
+    document = parse_document(data, path, counted=False)
+    document.pop(COUNT_FIELD, None)
+    cassette = cassette_from_document(document, path)
+    validate(cassette)  # a broken hand edit is reported, never counted as good
+    count = len(cassette)
+    # YAML: the one line changes, comments and a hand-made layout stay; JSON holds no comments
+    new = dump_document(document, "json") if format_of(path) == "json" else set_count(data, count, path)
+    parse_document(new, path)
+    if new != data:
+        atomic_write(path, new)
+    return count

@@ -18,8 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-import orjson
-
+from .. import exactjson
 from ..cassette import Request
 from ..redact import REQUEST_HEADERS, is_credential_header
 from ._funnel import funnel_wrappers
@@ -33,8 +32,8 @@ def parse_body(data: bytes, content_type: str) -> Any:
         return None
     if "json" in content_type or data[:1] in (b"{", b"["):
         try:
-            return orjson.loads(data)
-        except orjson.JSONDecodeError:
+            return exactjson.loads(data)  # big integers and NaN as sent, not as floats or text
+        except (ValueError, RecursionError):
             pass
     try:
         return data.decode("utf-8")
@@ -50,7 +49,7 @@ def body_bytes(body: Any, content_type: str) -> bytes:
         return body.encode("utf-8")
     if isinstance(body, dict) and set(body) == {"base64"} and "json" not in content_type:
         return base64.b64decode(body["base64"])
-    return orjson.dumps(body)
+    return exactjson.dumps(body)
 
 
 # Never stored: a credential header by its name, learned and dropped like ``authorization``.

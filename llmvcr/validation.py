@@ -1,0 +1,235 @@
+"""What llmvcr checks before it trusts a cassette file: the path, the header, the entry count, nesting.
+
+A cassette file can be cut short, edited by hand, or crafted. Everything here raises
+``CassetteFormatError`` (or ``CassetteNotFoundError``) naming the file, the entry and the field,
+and saying what to do; nothing lets a raw ``OSError``, ``RecursionError`` or a silently shorter
+cassette through.
+
+The entry count: every file llmvcr writes says how many entries it holds (``entry_count``, next
+to ``version`` at the top). YAML has no end marker, so a file cut between two entries would
+otherwise load as a shorter, valid cassette. Fewer entries than the count means the file was cut;
+more is fine (an entry appended by hand); ``llmvcr rehash`` writes the count again after entries
+were removed by hand. A file without the count (written before it existed) loads as before.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import stat
+from typing import Any
+
+import orjson
+
+from .errors import CassetteFormatError, CassetteNotFoundError
+
+__all__ = [
+    "COUNT_FIELD",
+    "MAX_DEPTH",
+    "check_cassette_path",
+    "check_header",
+    "check_nesting",
+    "read_cassette",
+    "set_count",
+    "with_count",
+]
+
+COUNT_FIELD = "entry_count"
+MAX_DEPTH = 250  # containers inside one value of an entry; orjson writes at most 254 in all
+_RESTORE = "restore it from version control (git checkout -- FILE) or re-record it"
+_FIX = "fix the value by hand (the README's cassette format says what each field holds) or re-record"
+
+
+def _restore(path: str) -> str:
+    return _RESTORE.replace("FILE", path)
+
+
+# -- the path ------------------------------------------------------------------------------------
+def _path_error(path: str, err: OSError) -> CassetteFormatError:
+    if err.errno == errno.ELOOP:
+        why = "is a symbolic link that loops back on itself; point it at a cassette file or remove it"
+    elif err.errno == errno.EISDIR or os.path.isdir(path):
+        why = "is a folder, not a cassette file; name a .yaml or .json file inside it"
+    elif err.errno == errno.ENOTDIR:
+        why = "cannot be a file: a part of its path is a file, not a folder; choose another path"
+    else:
+        why = f"cannot be read ({err.strerror or err}); check its permissions"
+    return CassetteFormatError(path, why)
+
+
+def check_cassette_path(path: str) -> None:
+    """``CassetteFormatError`` when ``path`` can never be a cassette file (a folder, a symlink loop,
+    a path through a file); a missing file passes (it may be recorded)."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return
+    except OSError as err:
+        raise _path_error(path, err) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise _path_error(path, IsADirectoryError(errno.EISDIR, "is a directory"))
+
+
+def read_cassette(path: str) -> bytes:
+    """The bytes of the cassette at ``path``; a clear error for a missing file, a folder or a loop."""
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        raise CassetteNotFoundError(
+            f"{path}: no such cassette; record it first (record_mode='once')"
+        ) from None
+    except OSError as err:
+        raise _path_error(path, err) from None
+
+
+# -- the header and the count ---------------------------------------------------------------------
+def with_count(document: dict[str, Any], count: int) -> dict[str, Any]:
+    """``document`` with ``entry_count: count`` right after ``version``, where a cut cannot reach it."""
+    out: dict[str, Any] = {}
+    for key, value in document.items():
+        if key != COUNT_FIELD:
+            out[key] = value
+        if key == "version":
+            out[COUNT_FIELD] = count
+    return out
+
+
+def _text_map(value: Any, path: str, field: str) -> None:
+    if not isinstance(value, dict):
+        raise CassetteFormatError(
+            path, f"expected a mapping, found {type(value).__name__}; {_FIX}", field=field
+        )
+    for key, item in value.items():
+        if not isinstance(key, str) or not isinstance(item, str):
+            raise CassetteFormatError(
+                path,
+                f"expected text, found {type(item).__name__} {item!r}; quote the value",
+                field=f"{field}.{key}",
+            )
+
+
+def check_header(document: dict[str, Any], path: str) -> list[Any]:
+    """The entries of a migrated document, after checking every top-level field and the count."""
+    if "entries" not in document:
+        raise CassetteFormatError(
+            path,
+            f"missing: no entries list, so the file was cut short or is not a cassette; {_restore(path)}",
+            field="entries",
+        )
+    entries = document["entries"]
+    count = document.get(COUNT_FIELD)
+    if entries is None and count is not None:  # cut right after "entries:"
+        entries = []
+    if not isinstance(entries, list):
+        raise CassetteFormatError(
+            path, f"expected a list of entries, found {type(entries).__name__}; {_FIX}", field="entries"
+        )
+    if COUNT_FIELD in document:
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise CassetteFormatError(
+                path,
+                f"expected a whole number of entries, found {count!r}; run `llmvcr rehash {path}` "
+                "to write it again",
+                field=COUNT_FIELD,
+            )
+        if len(entries) < count:
+            raise CassetteFormatError(
+                path,
+                f"the file is truncated: it holds {len(entries)} of the {count} entries its header "
+                f"counts (cut short by a crash, a full disk or a bad copy); "
+                f"{_restore(path)}. If you removed entries by hand, run "
+                f"`llmvcr rehash {path}` to count them again",
+                field=COUNT_FIELD,
+            )
+    seed = document.get("seed")
+    if seed is not None and not isinstance(seed, str):
+        raise CassetteFormatError(
+            path,
+            f"expected text, found {type(seed).__name__} {seed!r}; quote the value ('...')",
+            field="seed",
+        )
+    if "recorded_with" in document:
+        _text_map(document["recorded_with"], path, "recorded_with")
+    if "metadata" in document and not isinstance(document["metadata"], dict):
+        raise CassetteFormatError(
+            path, f"expected a mapping, found {type(document['metadata']).__name__}; {_FIX}", field="metadata"
+        )
+    return entries
+
+
+_COUNT_LINE = re.compile(rb"^(" + COUNT_FIELD.encode() + rb"[ \t]*:[ \t]*)[^\s#]*", re.MULTILINE)
+_VERSION_LINE = re.compile(rb"^version[ \t]*:.*\n", re.MULTILINE)
+
+
+def set_count(data: bytes, count: int, path: str) -> bytes:
+    """A YAML cassette's text with its entry count set to ``count``, every other byte unchanged
+    (comments and a hand-made layout stay)."""
+    found = _COUNT_LINE.search(data)
+    if found:
+        return data[: found.end(1)] + str(count).encode() + data[found.end() :]
+    version = _VERSION_LINE.search(data)
+    if version is None:
+        raise CassetteFormatError(
+            path, "no 'version:' line at the top to write the count after", field="version"
+        )
+    line = f"{COUNT_FIELD}: {count}\n".encode()
+    return data[: version.end()] + line + data[version.end() :]
+
+
+# -- nesting and value types inside entries ----------------------------------------------------
+_PLAIN = (str, int, float, bool, type(None))
+
+
+def _problem(value: Any, limit: int) -> tuple[str, str] | None:
+    """The first ``(where, what)`` in ``value`` that cannot be replayed: too deep, or not JSON."""
+    stack: list[tuple[Any, str, int]] = [(value, "", 1)]
+    while stack:
+        item, where, depth = stack.pop()
+        if isinstance(item, dict):
+            if depth > limit:
+                return where, f"nested more than {limit} levels deep"
+            for key, child in item.items():
+                if not isinstance(key, str):
+                    return f"{where}.{key!r}".lstrip("."), f"a {type(key).__name__} key; keys are text"
+                stack.append((child, f"{where}.{key}".lstrip("."), depth + 1))
+        elif isinstance(item, list):
+            if depth > limit:
+                return where, f"nested more than {limit} levels deep"
+            stack.extend((child, f"{where}[{i}]", depth + 1) for i, child in enumerate(item))
+        elif not isinstance(item, _PLAIN) and not hasattr(item, "isoformat"):  # dates read as text
+            return where, f"{type(item).__name__} is not a JSON value"
+    return None
+
+
+def _field(where: str) -> str | None:
+    found = re.match(r"[^.\[]+(?:\.[^.\[]+)?", where)  # "response.body", not the path to the bottom
+    return found.group() if found else None
+
+
+def check_nesting(document: Any, path: str) -> Any:
+    """``document``, after checking that every entry holds JSON values nested at most ``MAX_DEPTH``
+    deep (a body deeper than that cannot be replayed)."""
+    if not isinstance(document, dict):
+        return document
+    try:
+        orjson.dumps(document)  # at C speed: JSON values only, at most 254 containers deep
+        return document
+    except TypeError:  # too deep, or a value orjson does not write (big integers among them)
+        pass
+    entries = document.get("entries")
+    for position, entry in enumerate(entries if isinstance(entries, list) else []):
+        found = _problem(entry, MAX_DEPTH + 2)  # an entry's body sits two levels inside it
+        if found is not None:
+            where, what = found
+            raise CassetteFormatError(
+                path,
+                f"{what}; no API answers like that and llmvcr cannot replay it; {_restore(path)}",
+                entry=position,
+                field=_field(where),
+            )
+    found = _problem({k: v for k, v in document.items() if k != "entries"}, MAX_DEPTH)
+    if found is not None and "deep" in found[1]:
+        raise CassetteFormatError(path, f"{found[1]}; {_restore(path)}", field=_field(found[0]))
+    return document
