@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import copy
 import hashlib
 import os
 import re
@@ -306,7 +307,7 @@ class CassetteWriter:
                     self._mappings = all_mappings
                 else:
                     self._entries_text = entries_text
-                    self._head, self._others = head, document  # the text above the entries now on disk
+                    self._head, self._others = head, copy.deepcopy(document)  # what is above the entries now
                 self._count += len(mappings)
                 self._packer = packer
                 self._stamp = _stamp(target)
@@ -336,9 +337,8 @@ class CassetteWriter:
         return header
 
     def _head_for(self, header: dict[str, Any]) -> bytes:
-        if self._head is not None and _uncounted(header) == _uncounted(self._others):
-            # the header did not change: the user's text, comments and all, with the new count
-            return set_count(self._head, header[COUNT_FIELD], self.path)
+        if self._head is not None and _uncounted(header) == _uncounted(self._others):  # user's text
+            return set_count(self._head, header[COUNT_FIELD], self.path)  # comments and all, new count
         if self._head is not None and has_comments(self._head.decode("utf-8", "surrogateescape")):
             self._comments = True
         return dump_document(header, "yaml") + b"entries:\n"

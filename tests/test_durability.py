@@ -277,7 +277,9 @@ def test_new_episodes_keeps_comments_where_the_file_allows(tmp_path: Path, anthr
     path.write_text(edited)
     with llmvcr.recording(path, record_mode="new_episodes"):
         ask(anthropic_client, "two")
-    assert path.read_text().startswith(edited)  # every byte the user wrote, comments included
+    # every byte the user wrote, comments included; only the entry count follows the new entry
+    assert "entry_count: 1\n" in edited
+    assert path.read_text().startswith(edited.replace("entry_count: 1\n", "entry_count: 2\n"))
     assert contents(path) == ["one", "two"]
 
 
@@ -371,4 +373,4 @@ def test_adding_to_a_streamed_cassette_keeps_its_text(tmp_path: Path, openai_cli
     assert "timing: [" in before
     with llmvcr.recording(path, record_mode="new_episodes"):
         stream("four five")
-    assert path.read_text().startswith(before)
+    assert path.read_text().startswith(before.replace("entry_count: 1\n", "entry_count: 2\n"))
