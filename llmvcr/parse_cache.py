@@ -15,6 +15,7 @@ Both give exactly what ``yaml.load(data, Loader=CSafeLoader)`` gives, only soone
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import importlib
 import os
@@ -24,51 +25,59 @@ from collections.abc import Callable
 from typing import Any
 
 import orjson
-import yaml
 
-try:
-    ryaml: Any = importlib.import_module("ryaml")
-except ImportError:  # the optional extra "fast"
-    ryaml = None
-
-try:
-    _SafeLoader: Any = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - libyaml missing
-    _SafeLoader = yaml.SafeLoader
+from .yaml_text import load_yaml
 
 __all__ = ["CACHE_FOLDER", "ParseCache", "cache_folder_for", "parse_yaml", "parse_yaml_pyyaml"]
 
 CACHE_FOLDER = "parsed-1"  # bump when what is stored changes meaning
 
+
 # Text on which YAML 1.2 (ryaml) and YAML 1.1 (PyYAML) may read differently sends a document to
 # PyYAML. Matches inside quoted or block text only cost the fast path, never correctness. Each
 # pattern starts with a literal or a class, so a search skips most positions at C speed.
-_TAGS = re.compile(
-    rb"(?<=[\s\[\{,])[!&*]|<<"  # tags, anchors, aliases, merge keys
-    rb"|[:-][ \t]+=[ \t]*$|[:-][ \t]+[\[\{][ \t]*[^\]\}\s]",  # the value key, flow collections but [] {}
-    re.MULTILINE,
-)
-_WORDS = re.compile(  # YAML 1.1 booleans
-    rb"[:-][ \t]+(?:[yYnN]|[yY]es|YES|[nN]o|NO|[oO]n|ON|[oO]ff|OFF)[ \t]*(?:#.*)?$", re.MULTILINE
-)
-_NUMBER = re.compile(rb"[:-][ \t]+([-+]?\.?[0-9][^\s#]*|[-+]?\.[a-zA-Z]+)[ \t]*(?:#.*)?$", re.MULTILINE)
-_NUMERIC = re.compile(rb"[-+]?(?:0[xX][0-9a-fA-F_]+|[0-9_.:eE+-]+|\.[a-zA-Z]+|[0-9]{4}-[0-9]{1,2}-[0-9].*)")
-_SAME = re.compile(rb"-?(?:0|[1-9][0-9]*)|[-+]?[0-9]*\.[0-9]+|[0-9]+(?:\.[0-9]+){2,}")  # ints, d.d, 0.1.0
+@functools.cache
+def _guards() -> tuple[re.Pattern[bytes], ...]:
+    """The patterns below, compiled on the first YAML parse rather than at import."""
+    return (
+        re.compile(
+            rb"(?<=[\s\[\{,])[!&*]|<<"  # tags, anchors, aliases, merge keys
+            rb"|[:-][ \t]+=[ \t]*$|[:-][ \t]+[\[\{][ \t]*[^\]\}\s]",  # value key, flow collections
+            re.MULTILINE,
+        ),
+        re.compile(  # YAML 1.1 booleans
+            rb"[:-][ \t]+(?:[yYnN]|[yY]es|YES|[nN]o|NO|[oO]n|ON|[oO]ff|OFF)[ \t]*(?:#.*)?$", re.MULTILINE
+        ),
+        re.compile(rb"[:-][ \t]+([-+]?\.?[0-9][^\s#]*|[-+]?\.[a-zA-Z]+)[ \t]*(?:#.*)?$", re.MULTILINE),
+        re.compile(rb"[-+]?(?:0[xX][0-9a-fA-F_]+|[0-9_.:eE+-]+|\.[a-zA-Z]+|[0-9]{4}-[0-9]{1,2}-[0-9].*)"),
+        re.compile(rb"-?(?:0|[1-9][0-9]*)|[-+]?[0-9]*\.[0-9]+|[0-9]+(?:\.[0-9]+){2,}"),  # ints, d.d, 0.1.0
+    )
 
 
 def _risky(data: bytes) -> bool:
-    if _TAGS.search(data) or _WORDS.search(data):
+    tags, words, number, numeric, same = _guards()
+    if tags.search(data) or words.search(data):
         return True
-    return any(_NUMERIC.fullmatch(m) and not _SAME.fullmatch(m) for m in _NUMBER.findall(data))
+    return any(numeric.fullmatch(m) and not same.fullmatch(m) for m in number.findall(data))
+
+
+@functools.cache
+def fast_parser() -> Any:
+    """The ``ryaml`` module (the optional extra "fast"), imported on the first YAML parse; None without it."""
+    try:
+        return importlib.import_module("ryaml")
+    except ImportError:
+        return None
 
 
 def parse_yaml_pyyaml(data: bytes) -> Any:
     """PyYAML's safe C loader: the reference every other path must equal."""
-    return yaml.load(data, Loader=_SafeLoader)
+    return load_yaml(data)
 
 
 def parse_yaml(data: bytes) -> Any:
     """``parse_yaml_pyyaml(data)``, through ryaml when that is installed and safe to use."""
+    ryaml = fast_parser()
     if ryaml is not None and not _risky(data):
         try:
             return ryaml.loads(data.decode("utf-8"))

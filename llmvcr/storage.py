@@ -11,7 +11,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import orjson
-import yaml
 
 try:
     import fcntl
@@ -23,36 +22,8 @@ from .cassette import Cassette
 from .entries import Entry
 from .errors import CassetteFormatError, CassetteNotFoundError, ForeignCassetteError
 from .parse_cache import ParseCache, cache_folder_for, parse_yaml
-from .schema import FORMAT_VERSION, Inline, entry_to_mapping, migrate
-
-try:  # the C parser and emitter when libyaml is there: the same safe semantics, faster
-    _YamlLoader: Any = yaml.CSafeLoader
-    _YamlDumperBase: Any = yaml.CSafeDumper
-except AttributeError:  # pragma: no cover - libyaml missing
-    _YamlLoader = yaml.SafeLoader
-    _YamlDumperBase = yaml.SafeDumper
-
-
-class _Dumper(_YamlDumperBase):  # type: ignore[misc]
-    def ignore_aliases(self, data: Any) -> bool:
-        return True  # a value shared by two entries is written out twice, never as &id001/*id001
-
-
-def _represent_str(dumper: Any, value: str) -> Any:
-    # Multi-line text as a block scalar, so a PR diff reads like the conversation.
-    if (
-        "\n" in value
-        and not any(c in value for c in "\r\t\x0b\x0c\x85\u2028\u2029")
-        and value == value.rstrip(" ")
-    ):
-        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value)
-
-
-_Dumper.add_representer(str, _represent_str)
-_Dumper.add_representer(
-    Inline, lambda dumper, value: dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=True)
-)
+from .schema import FORMAT_VERSION, entry_to_mapping, migrate
+from .yaml_text import dump_yaml, yaml_problem
 
 
 def format_of(path: str) -> str:
@@ -69,18 +40,13 @@ def parse_document(data: bytes, path: str) -> dict[str, Any]:
         raise CassetteFormatError(
             path, f"not valid JSON ({err}); restore it from version control or re-record"
         ) from None
-    except yaml.constructor.ConstructorError as err:
-        raise CassetteFormatError(
-            path, f"refused an unsafe or unknown YAML tag: {err.problem} {err.problem_mark}"
-        ) from None
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        raise CassetteFormatError(
-            path, f"not valid YAML{where}; restore it from version control or re-record"
-        ) from None
     except (ValueError, RecursionError, UnicodeDecodeError) as err:
         raise CassetteFormatError(path, f"unreadable ({type(err).__name__}: {err})") from None
+    except Exception as err:
+        problem = yaml_problem(err)
+        if problem is None:
+            raise
+        raise CassetteFormatError(path, problem) from None
     if not isinstance(document, dict):
         raise CassetteFormatError(path, f"the top level must be a mapping, found {type(document).__name__}")
     if "interactions" in document and "entries" not in document:  # never an empty llmvcr cassette
@@ -184,10 +150,7 @@ def dump_document(document: Any, fmt: str) -> bytes:
     """Serialise a document (or, for a cassette writer, a list of entry mappings) as JSON or YAML."""
     if fmt == "json":
         return orjson.dumps(document, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
-    text: str = yaml.dump(
-        document, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100, default_flow_style=False
-    )
-    return text.encode("utf-8")
+    return dump_yaml(document).encode("utf-8")
 
 
 def _lock_path(path: str) -> str:

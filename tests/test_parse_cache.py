@@ -63,7 +63,7 @@ def test_ryaml_alone_would_read_them_differently() -> None:
 
 @pytest.mark.parametrize("path", CASSETTES, ids=os.path.basename)
 def test_without_ryaml_pyyaml_is_the_fallback(path: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(parse_cache, "ryaml", None)
+    monkeypatch.setattr(parse_cache, "fast_parser", lambda: None)
     with open(path, "rb") as f:
         data = f.read()
     assert parse_yaml(data) == yaml.load(data, Loader=yaml.CSafeLoader)

@@ -319,6 +319,7 @@ def test_a_failed_write_then_a_good_one_writes_each_entry_once(
 ) -> None:
     """A full disk fails one write; the next write has every entry exactly once."""
     from llmvcr import storage
+    from llmvcr._active import current_session
 
     path = tmp_path / f"disk{suffix}"
     real = storage.atomic_write
@@ -335,7 +336,10 @@ def test_a_failed_write_then_a_good_one_writes_each_entry_once(
         )
 
     with llmvcr.recording(path):
+        session = current_session()
+        assert session is not None
         ask("one")
+        session._next_flush = 0.0  # as if writes were fast (the first one may import PyYAML): write now
         monkeypatch.setattr(storage, "atomic_write", flaky)
         with pytest.warns(UserWarning, match="not written yet .*No space left"):
             ask("two")  # the call succeeds; its write fails and the entry stays pending, said aloud
