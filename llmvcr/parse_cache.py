@@ -10,6 +10,8 @@ Both give exactly what ``yaml.load(data, Loader=CSafeLoader)`` gives, only soone
   (``.pytest_cache/d/llmvcr/parsed-1``), else the user's cache folder. The key is the sha256 of the
   file's bytes, so a changed cassette is always parsed again; an unreadable or corrupt entry is
   ignored and rewritten; a document orjson cannot give back identically is never cached.
+  An entry no load used for ``MAX_AGE_DAYS`` is removed by ``prune`` (the pytest plugin runs it at
+  the end of a run, for the folders the run used; the walk itself runs at most once a day).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import importlib
 import os
 import re
 import tempfile
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -28,9 +31,21 @@ import orjson
 
 from .yaml_text import load_yaml
 
-__all__ = ["CACHE_FOLDER", "ParseCache", "cache_folder_for", "parse_yaml", "parse_yaml_pyyaml"]
+__all__ = [
+    "CACHE_FOLDER",
+    "MAX_AGE_DAYS",
+    "ParseCache",
+    "cache_folder_for",
+    "parse_yaml",
+    "parse_yaml_pyyaml",
+    "prune",
+    "prune_used",
+]
 
 CACHE_FOLDER = "parsed-1"  # bump when what is stored changes meaning
+MAX_AGE_DAYS = 30  # an entry no load used for this long is removed
+_DAY = 86400.0
+_PRUNED = ".pruned"  # its time says when the folder was last walked
 
 
 # Text on which YAML 1.2 (ryaml) and YAML 1.1 (PyYAML) may read differently sends a document to
@@ -142,9 +157,15 @@ class ParseCache:
         entry = self.entry_path(data)
         try:
             with open(entry, "rb") as f:
-                return orjson.loads(f.read())
+                document = orjson.loads(f.read())
+                used = os.fstat(f.fileno()).st_mtime
         except (OSError, orjson.JSONDecodeError):
             pass  # missing, unreadable or corrupt: parse and (re)write
+        else:
+            if time.time() - used > _DAY:  # its time says when it was last used, to the day
+                with contextlib.suppress(OSError):
+                    os.utime(entry)
+            return document
         document = parse(data)
         self._store(entry, document)
         return document
@@ -165,3 +186,55 @@ class ParseCache:
         except OSError:  # a read-only cache costs speed, never a failed replay
             with contextlib.suppress(OSError, UnboundLocalError):
                 os.unlink(tmp)
+
+
+def prune(folder: str, max_age_days: float = MAX_AGE_DAYS, *, now: float | None = None) -> int:
+    """Remove the entries under ``folder`` no load used for ``max_age_days``; how many were removed.
+
+    The walk runs at most once a day per folder (a marker file's time says when it last ran), so
+    calling this at the end of every run costs one ``stat``. Errors skip an entry, never raise.
+    """
+    now = time.time() if now is None else now
+    marker = os.path.join(folder, _PRUNED)
+    try:
+        if now - os.stat(marker).st_mtime < _DAY:
+            return 0
+    except OSError:
+        if not os.path.isdir(folder):
+            return 0
+    removed, oldest = 0, now - max_age_days * _DAY
+    for shard in _listing(folder):
+        if not shard.is_dir(follow_symlinks=False) or len(shard.name) != 2:
+            continue
+        removed += sum(_remove_if_older(item, oldest) for item in _listing(shard.path))
+        with contextlib.suppress(OSError):
+            os.rmdir(shard.path)  # only when empty
+    with contextlib.suppress(OSError):
+        with open(marker, "ab"):
+            pass
+        os.utime(marker, (now, now))
+    return removed
+
+
+def _remove_if_older(item: os.DirEntry[str], oldest: float) -> bool:
+    """Remove an entry (or a temporary file a killed write left) last used before ``oldest``."""
+    try:
+        if item.is_file(follow_symlinks=False) and item.stat().st_mtime < oldest:
+            os.unlink(item.path)
+            return True
+    except OSError:
+        pass  # gone already (another worker pruned it), or not ours to remove
+    return False
+
+
+def _listing(folder: str) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(folder) as found:
+            return list(found)
+    except OSError:
+        return []
+
+
+def prune_used(max_age_days: float = MAX_AGE_DAYS) -> int:
+    """``prune`` every parse-cache folder this process used; how many entries were removed."""
+    return sum(prune(folder, max_age_days) for folder in sorted(set(_FOLDERS.values())))
