@@ -55,10 +55,12 @@ _PRUNED = ".pruned"  # its time says when the folder was last walked
 def _guards() -> tuple[re.Pattern[bytes], ...]:
     """The patterns below, compiled on the first YAML parse rather than at import."""
     return (
+        re.compile(rb"(?<=[\s\[\{,])[!&*]|<<|[:-][ \t]+=[ \t]*$", re.MULTILINE),  # tags, anchors, merges
+        re.compile(rb"[:-][ \t]+[\[\{][ \t]*[^\]\}\s]"),  # a flow collection, but [] and {}
+        # ... unless it holds only numbers both read alike (a stream's timing line), maybe wrapped
         re.compile(
-            rb"(?<=[\s\[\{,])[!&*]|<<"  # tags, anchors, aliases, merge keys
-            rb"|[:-][ \t]+=[ \t]*$|[:-][ \t]+[\[\{][ \t]*[^\]\}\s]",  # value key, flow collections
-            re.MULTILINE,
+            rb"[:-][ \t]+\[\s*(?:(?:-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?|null)\s*,\s*)*"
+            rb"(?:-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?|null)\s*\][ \t]*(?:\n|$)"
         ),
         re.compile(  # YAML 1.1 booleans
             rb"[:-][ \t]+(?:[yYnN]|[yY]es|YES|[nN]o|NO|[oO]n|ON|[oO]ff|OFF)[ \t]*(?:#.*)?$", re.MULTILINE
@@ -70,8 +72,10 @@ def _guards() -> tuple[re.Pattern[bytes], ...]:
 
 
 def _risky(data: bytes) -> bool:
-    tags, words, number, numeric, same = _guards()
+    tags, flow, numbers, words, number, numeric, same = _guards()
     if tags.search(data) or words.search(data):
+        return True
+    if any(not numbers.match(data, m.start()) for m in flow.finditer(data)):
         return True
     return any(numeric.fullmatch(m) and not same.fullmatch(m) for m in number.findall(data))
 

@@ -69,6 +69,28 @@ def test_without_ryaml_pyyaml_is_the_fallback(path: str, monkeypatch: pytest.Mon
     assert parse_yaml(data) == yaml.load(data, Loader=yaml.CSafeLoader)
 
 
+TIMED_STREAM = (
+    b"response:\n  stream:\n  - data: {}\n  timing: [0.0, 12.5, 30, null, 42.61, 42.61, 42.61, 42.61, 42.61, "
+    b"42.61, 42.61, 42.61, 42.61,\n    42.61, 50.0]\n  status: 200\n"
+)
+
+
+def test_a_streams_timing_line_keeps_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    # every recorded stream has one (wrapped when long); numbers both YAML versions read alike
+    expected = yaml.load(TIMED_STREAM, Loader=yaml.CSafeLoader)
+
+    def refuse(data: bytes) -> object:
+        raise AssertionError("sent to PyYAML")
+
+    monkeypatch.setattr(parse_cache, "parse_yaml_pyyaml", refuse)
+    assert parse_yaml(TIMED_STREAM) == expected
+
+
+@pytest.mark.parametrize("flow", [b"[yes, 1]", b"[1, 012]", b"[1e5]", b"[1, 2] # note", b"[0x1F]"])
+def test_other_flow_lists_still_go_to_pyyaml(flow: bytes) -> None:
+    assert parse_cache._risky(b"a: " + flow + b"\n")
+
+
 def test_errors_are_pyyamls() -> None:
     with pytest.raises(yaml.YAMLError):
         parse_yaml(b"a: [unclosed\n")
