@@ -13,11 +13,11 @@ from typing import Any
 
 from .schema import Inline
 
-__all__ = ["dump_yaml", "load_yaml", "yaml_problem"]
+__all__ = ["dump_yaml", "load_yaml", "loader_and_dumper", "yaml_problem"]
 
 
 @functools.cache
-def _yaml() -> tuple[Any, Any]:
+def loader_and_dumper() -> tuple[Any, Any]:
     """PyYAML's safe loader, and llmvcr's dumper: block text, inline timing, no aliases."""
     import yaml
 
@@ -51,7 +51,7 @@ def load_yaml(data: bytes) -> Any:
     """PyYAML's safe (C) loader: the reference every faster path must equal."""
     import yaml
 
-    return yaml.load(data, Loader=_yaml()[0])
+    return yaml.load(data, Loader=loader_and_dumper()[0])
 
 
 def dump_yaml(document: Any) -> str:
@@ -59,7 +59,12 @@ def dump_yaml(document: Any) -> str:
     import yaml
 
     text: str = yaml.dump(
-        document, Dumper=_yaml()[1], sort_keys=False, allow_unicode=True, width=100, default_flow_style=False
+        document,
+        Dumper=loader_and_dumper()[1],
+        sort_keys=False,
+        allow_unicode=True,
+        width=100,
+        default_flow_style=False,
     )
     return text
 
