@@ -29,19 +29,25 @@ TOOLS: dict[str, tuple[tuple[str, ...], str, dict[str, str]]] = {
     "pytest-recording (vcrpy)": (("llmvcr", "cassetter"), "--record-mode", {"BENCH_TOOL": "vcrpy"}),
     "cassetter": (("llmvcr", "recording"), "--record-mode", {"BENCH_TOOL": "cassetter"}),
     "llmvcr YAML": (("recording", "cassetter"), "--llmvcr-record-mode", {"BENCH_TOOL": "llmvcr_yaml"}),
-    "llmvcr YAML + ryaml": (
+    # a CI runner that does not keep .pytest_cache: every cassette is parsed (ryaml, else PyYAML)
+    "llmvcr YAML, cold parse cache": (
         ("recording", "cassetter"),
         "--llmvcr-record-mode",
-        {"BENCH_TOOL": "llmvcr_yaml", "BENCH_PATCH": "ryaml"},
-    ),
-    "llmvcr YAML + parse cache": (
-        ("recording", "cassetter"),
-        "--llmvcr-record-mode",
-        {"BENCH_TOOL": "llmvcr_yaml", "BENCH_PATCH": "cache"},
+        {"BENCH_TOOL": "llmvcr_yaml", "BENCH_COLD": "1"},
     ),
     "llmvcr JSON": (("recording", "cassetter"), "--llmvcr-record-mode", {"BENCH_TOOL": "llmvcr_json"}),
 }
-SHARES_CASSETTES = {"llmvcr YAML + ryaml": "llmvcr YAML", "llmvcr YAML + parse cache": "llmvcr YAML"}
+SHARES_CASSETTES = {"llmvcr YAML, cold parse cache": "llmvcr YAML"}
+BASELINE: dict[str, str] = {}  # row -> source tree of another llmvcr checkout (--baseline)
+
+
+def add_baseline(tree: str) -> None:
+    """Rows for the llmvcr in ``tree`` (an older checkout), on the same cassettes, in the same rounds."""
+    for tool in ("llmvcr YAML", "llmvcr JSON"):
+        row = f"{tool} (baseline)"
+        TOOLS[row] = TOOLS[tool]
+        SHARES_CASSETTES[row] = tool
+        BASELINE[row] = os.path.abspath(tree)
 
 
 def progress(text: str) -> None:
@@ -89,10 +95,13 @@ class Suite:
             args += ["-p", f"no:{plugin}"]
         if option:
             args.append(f"{option}={mode}")
-        full = {k: v for k, v in os.environ.items() if k not in ("CI", "BENCH_PATCH")}
-        full.update({"BENCH_TOOL": "floor", "BENCH_BASE_URL": self.base, "PYTHONPATH": self.here})
+        full = {k: v for k, v in os.environ.items() if k not in ("CI", "PYTHONDONTWRITEBYTECODE")}
+        full.update({"BENCH_TOOL": "floor", "BENCH_BASE_URL": self.base})
+        full["PYTHONPATH"] = BASELINE.get(tool, self.here)
         full.update(tool_env)
         full.update(env or {})
+        if full.pop("BENCH_COLD", None):
+            full["LLMVCR_STATE_DIR"] = tempfile.mkdtemp(prefix="cold-", dir=self.folder)
         start = time.perf_counter()
         done = subprocess.run(args, cwd=self.project(tool), env=full, capture_output=True, text=True)
         wall = time.perf_counter() - start
@@ -144,6 +153,9 @@ def run(n: int, rounds: int, keep: str | None = None) -> None:
         means: dict[str, list[float]] = {t: [] for t in TOOLS}
         walls: dict[str, list[float]] = {t: [] for t in TOOLS}
         xdist: dict[str, list[float]] = {t: [] for t in TOOLS}
+        for tool in ("llmvcr YAML", "llmvcr YAML (baseline)"):  # fill the parse cache, as a rerun finds it
+            if tool in TOOLS:
+                suite.pytest(tool, mode="none")
         for r in range(rounds):
             for tool in TOOLS:  # the tools alternate inside each round
                 progress(f"round {r + 1}/{rounds}: {tool}\n")
@@ -176,52 +188,67 @@ def run(n: int, rounds: int, keep: str | None = None) -> None:
         loads(suite)
 
 
-def startup(suite: Suite) -> None:
-    """``import llmvcr`` + the plugin, and the first cassette's extra cost, in fresh processes."""
-    code = f"""
+_STARTUP = """
 import time, os, sys
-os.environ.update(BENCH_TOOL="llmvcr_yaml", BENCH_BASE_URL={suite.base!r})
-sys.path.insert(0, {suite.project("llmvcr YAML")!r})
+tool = sys.argv[1]
+os.environ.update(BENCH_TOOL=tool, BENCH_BASE_URL={base!r})
+sys.path.insert(0, {project!r})
 import anthropic, openai, httpx2, pytest
 import conftest
-conftest.three_calls(0) if False else None
 t0 = time.perf_counter()
-import llmvcr, llmvcr.pytest_plugin
+if tool != "floor":
+    import llmvcr, llmvcr.pytest_plugin
 t1 = time.perf_counter()
-folder = os.path.join({suite.project("llmvcr YAML")!r}, "cassettes", "test_suite")
+folder = os.path.join({project!r}, "cassettes", "test_suite")
 def timed(i):
     s = time.perf_counter()
-    with llmvcr.use_cassette(os.path.join(folder, f"test_ticket_{{i:04d}}.yaml"), record_mode="none"):
+    if tool == "floor":
         conftest.three_calls(i)
+    else:
+        with llmvcr.use_cassette(os.path.join(folder, f"test_ticket_{{i:04d}}.yaml"), record_mode="none"):
+            conftest.three_calls(i)
     return time.perf_counter() - s
 first = timed(0)
-later = sorted(timed(i) for i in range(1, min(11, {suite.n})))[0]
-print(t1 - t0, first, later)
+later = sorted(timed(i) for i in range(1, min(11, {n})))[0]
+print(t1 - t0, first - later)
 """
-    runs = []
-    for _ in range(5):
+
+
+def startup(suite: Suite, runs: int = 7) -> None:
+    """``import llmvcr`` + the plugin after the SDK imports, and what the first cassette costs over
+    a later one beyond what the SDKs' own first call costs over a later one (the floor's), in
+    fresh processes alternating llmvcr and floor. Byte-compiled files are allowed, as for a user."""
+    code = _STARTUP.format(base=suite.base, project=suite.project("llmvcr YAML"), n=suite.n)
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "PYTHONDONTWRITEBYTECODE")}
+    env["PYTHONPATH"] = suite.here
+
+    def one(tool: str) -> list[float]:
         out = subprocess.run(
-            [sys.executable, "-c", code],
-            capture_output=True,
-            text=True,
-            cwd=suite.here,
-            env={**os.environ, "PYTHONPATH": suite.here},
+            [sys.executable, "-c", code, tool], capture_output=True, text=True, cwd=suite.here, env=env
         )
         if out.returncode:
             raise SystemExit(out.stderr)
-        runs.append([float(x) for x in out.stdout.split()])
-    imp = statistics.median(r[0] for r in runs)
-    extra = statistics.median(r[1] - r[2] for r in runs)
+        return [float(x) for x in out.stdout.split()]
+
+    one("llmvcr_yaml")  # writes the byte-compiled files a user's installed package has
+    imports, extras = [], []
+    for _ in range(runs):
+        mine, floor = one("llmvcr_yaml"), one("floor")
+        imports.append(mine[0])
+        extras.append(mine[1] - floor[1])
     print(
-        f"\n`import llmvcr` + `llmvcr.pytest_plugin` after the SDK imports: {_ms(imp)} (median of 5 processes)"
+        f"\n`import llmvcr` + `llmvcr.pytest_plugin` after the SDK imports: {_ms(statistics.median(imports))} "
+        f"(median of {runs} processes; fastest {_ms(min(imports))})"
     )
-    print(f"first cassette's extra cost over a later one, after the SDK imports: {_ms(extra)}")
+    print(
+        f"first cassette's extra cost over a later one, beyond the SDKs' own first-call cost: "
+        f"{_ms(statistics.median(extras))} (median of {runs} pairs)"
+    )
 
 
 def loads(suite: Suite) -> None:
     """One 3-entry cassette parsed: PyYAML, ryaml, the parse cache, vcrpy's file, JSON."""
     import orjson
-    import yaml
     from vcr.serializers import yamlserializer
 
     import llmvcr
@@ -248,14 +275,22 @@ def loads(suite: Suite) -> None:
         return statistics.median(times)
 
     rows = [
-        ("PyYAML C loader (llmvcr today)", best(lambda: parse_yaml_pyyaml(data)), len(data)),
-        ("ryaml (guarded fast path)", best(lambda: parse_yaml(data)), len(data)),
+        ("PyYAML C loader", best(lambda: parse_yaml_pyyaml(data)), len(data)),
+        (
+            "`parse_yaml`: ryaml behind its guard (a cold parse cache)",
+            best(lambda: parse_yaml(data)),
+            len(data),
+        ),
         ("parse cache hit (sha256 + read + orjson)", best(lambda: cache.load(data, parse_yaml)), len(data)),
-        ("llmvcr.load_cassette (YAML, today)", best(lambda: llmvcr.load_cassette(yaml_path)), len(data)),
+        (
+            "`llmvcr.load_cassette` (YAML, warm cache)",
+            best(lambda: llmvcr.load_cassette(yaml_path)),
+            len(data),
+        ),
         ("vcrpy's file, vcrpy's deserializer", best(lambda: yamlserializer.deserialize(vdata)), len(vdata)),
         ("JSON cassette, orjson", best(lambda: orjson.loads(jdata)), len(jdata)),
+        ("`llmvcr.load_cassette` (JSON)", best(lambda: llmvcr.load_cassette(json_path)), len(jdata)),
     ]
-    _ = yaml
     print("\n| YAML load, one 3-entry cassette | per cassette | file |\n|---|---|---|")
     for what, t, size in rows:
         print(f"| {what} | {_ms(t)} | {size / 1024:.1f} KB |")
@@ -299,7 +334,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--keep", help="generate and keep the projects in this folder")
+    parser.add_argument("--baseline", help="also run the llmvcr of this source tree (another checkout)")
     args = parser.parse_args(argv)
+    if args.baseline:
+        add_baseline(args.baseline)
     if args.profile:
         profile(args.tests)
     else:

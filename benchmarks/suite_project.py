@@ -9,8 +9,8 @@ Every test makes 3 calls (anthropic ``messages.create`` with tools, openai chat,
 * ``BENCH_RECORD=1``: a loopback HTTP server in the pytest process answers from the same memory,
   so each tool records its own cassettes through its own interception.
 
-``BENCH_PATCH`` (``cache``, ``ryaml``) swaps the YAML parse llmvcr's storage does, to measure the
-parse cache and the fast loader before storage calls them itself.
+Each tool runs with its own defaults; ``LLMVCR_STATE_DIR`` (set by the suite for the cold-cache
+row) moves llmvcr's parse cache to an empty folder.
 """
 
 from __future__ import annotations
@@ -149,20 +149,6 @@ def pytest_collection_modifyitems(items):
         elif TOOL.startswith("llmvcr"):
             item.add_marker(pytest.mark.llmvcr)
 
-
-if os.environ.get("BENCH_PATCH"):
-    from llmvcr import storage
-    from llmvcr.parse_cache import ParseCache, cache_folder_for, parse_yaml
-    _original = storage.parse_document
-
-    def _parse_document(data, path):
-        if storage.format_of(path) == "json":
-            return _original(data, path)
-        if os.environ["BENCH_PATCH"] == "ryaml":
-            return parse_yaml(data)
-        return ParseCache(cache_folder_for(path)).load(data, parse_yaml)
-
-    storage.parse_document = _parse_document
 
 _times = []
 

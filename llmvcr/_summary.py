@@ -51,8 +51,9 @@ class RunSummary:
             row.writes += session.writes
             row.unplayed += unplayed
             for entry in session.served:
-                row.tokens += sum(tokens_of(entry))
-                row.dollars += cost_of(entry) or 0.0
+                tokens = tokens_of(entry)
+                row.tokens += sum(tokens)
+                row.dollars += cost_of(entry, tokens) or 0.0
             if session.writes:
                 self.written.add(session.path)
             if session.path and session.persist:

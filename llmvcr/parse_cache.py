@@ -13,96 +13,95 @@ Both give exactly what ``yaml.load(data, Loader=CSafeLoader)`` gives, only soone
 
 Every path refuses YAML aliases (``YamlAliasError``, before anything is cached): llmvcr never writes
 one, and a few lines of aliases can expand to billions of values. ryaml, which would expand them,
-never sees a file with an anchor.
+never sees a file with an anchor. An entry no load used for ``MAX_AGE_DAYS`` is removed by
+``prune`` (the pytest plugin runs it at the end of a run, for the folders the run used; the walk
+itself runs at most once a day).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import importlib
 import os
 import re
 import tempfile
+import time
 from collections.abc import Callable
 from typing import Any
 
 import orjson
-import yaml
 
-try:
-    ryaml: Any = importlib.import_module("ryaml")
-except ImportError:  # the optional extra "fast"
-    ryaml = None
-
-try:
-    _SafeLoader: Any = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - libyaml missing
-    _SafeLoader = yaml.SafeLoader
+from .yaml_text import YamlAliasError, load_yaml
 
 __all__ = [
     "CACHE_FOLDER",
+    "MAX_AGE_DAYS",
     "ParseCache",
     "YamlAliasError",
     "cache_folder_for",
     "parse_yaml",
     "parse_yaml_pyyaml",
+    "prune",
+    "prune_used",
 ]
 
 CACHE_FOLDER = "parsed-1"  # bump when what is stored changes meaning
+MAX_AGE_DAYS = 30  # an entry no load used for this long is removed
+_DAY = 86400.0
+_PRUNED = ".pruned"  # its time says when the folder was last walked
+
 
 # Text on which YAML 1.2 (ryaml) and YAML 1.1 (PyYAML) may read differently sends a document to
 # PyYAML. Matches inside quoted or block text only cost the fast path, never correctness. Each
 # pattern starts with a literal or a class, so a search skips most positions at C speed.
-_TAGS = re.compile(
-    rb"(?<=[\s\[\{,:])[!&*]|<<"  # tags, anchors, aliases ("a":*x too), merge keys
-    rb"|[:-][ \t]+=[ \t]*$|[:-][ \t]+[\[\{][ \t]*[^\]\}\s]",  # the value key, flow collections but [] {}
-    re.MULTILINE,
-)
-_WORDS = re.compile(  # YAML 1.1 booleans
-    rb"[:-][ \t]+(?:[yYnN]|[yY]es|YES|[nN]o|NO|[oO]n|ON|[oO]ff|OFF)[ \t]*(?:#.*)?$", re.MULTILINE
-)
-_NUMBER = re.compile(rb"[:-][ \t]+([-+]?\.?[0-9][^\s#]*|[-+]?\.[a-zA-Z]+)[ \t]*(?:#.*)?$", re.MULTILINE)
-_NUMERIC = re.compile(rb"[-+]?(?:0[xX][0-9a-fA-F_]+|[0-9_.:eE+-]+|\.[a-zA-Z]+|[0-9]{4}-[0-9]{1,2}-[0-9].*)")
-_SAME = re.compile(rb"-?(?:0|[1-9][0-9]*)|[-+]?[0-9]*\.[0-9]+|[0-9]+(?:\.[0-9]+){2,}")  # ints, d.d, 0.1.0
+@functools.cache
+def _guards() -> tuple[re.Pattern[bytes], ...]:
+    """The patterns below, compiled on the first YAML parse rather than at import."""
+    return (
+        re.compile(rb"(?<=[\s\[\{,:])[!&*]|<<|[:-][ \t]+=[ \t]*$", re.MULTILINE),  # tags, anchors, merges
+        re.compile(rb"[:-][ \t]+[\[\{][ \t]*[^\]\}\s]"),  # a flow collection, but [] and {}
+        # ... unless it holds only numbers both read alike (a stream's timing line), maybe wrapped
+        re.compile(
+            rb"[:-][ \t]+\[\s*(?:(?:-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?|null)\s*,\s*)*"
+            rb"(?:-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?|null)\s*\][ \t]*(?:\n|$)"
+        ),
+        re.compile(  # YAML 1.1 booleans
+            rb"[:-][ \t]+(?:[yYnN]|[yY]es|YES|[nN]o|NO|[oO]n|ON|[oO]ff|OFF)[ \t]*(?:#.*)?$", re.MULTILINE
+        ),
+        re.compile(rb"[:-][ \t]+([-+]?\.?[0-9][^\s#]*|[-+]?\.[a-zA-Z]+)[ \t]*(?:#.*)?$", re.MULTILINE),
+        re.compile(rb"[-+]?(?:0[xX][0-9a-fA-F_]+|[0-9_.:eE+-]+|\.[a-zA-Z]+|[0-9]{4}-[0-9]{1,2}-[0-9].*)"),
+        re.compile(rb"-?(?:0|[1-9][0-9]*)|[-+]?[0-9]*\.[0-9]+|[0-9]+(?:\.[0-9]+){2,}"),  # ints, d.d, 0.1.0
+    )
 
 
 def _risky(data: bytes) -> bool:
-    if _TAGS.search(data) or _WORDS.search(data) or data.startswith((b"!", b"&", b"*")):
+    tags, flow, numbers, words, number, numeric, same = _guards()
+    if tags.search(data) or words.search(data) or data.startswith((b"!", b"&", b"*")):
         return True
-    return any(_NUMERIC.fullmatch(m) and not _SAME.fullmatch(m) for m in _NUMBER.findall(data))
+    if any(not numbers.match(data, m.start()) for m in flow.finditer(data)):
+        return True
+    return any(numeric.fullmatch(m) and not same.fullmatch(m) for m in number.findall(data))
 
 
-class YamlAliasError(yaml.YAMLError):  # type: ignore[misc]
-    """A YAML alias (``*name``): llmvcr never writes one, and one can expand to gigabytes."""
-
-    def __init__(self, line: int) -> None:
-        super().__init__(f"an alias (*name) of the value anchored (&name) at line {line}")
-        self.line = line
-
-
-class _NoAliasLoader(_SafeLoader):  # type: ignore[misc]
-    """The safe loader, refusing the second use of any node: a node is built twice only by an alias."""
-
-    def construct_object(self, node: Any, deep: bool = False) -> Any:
-        if node in self.constructed_objects or node in self.recursive_objects:
-            raise YamlAliasError(node.start_mark.line + 1)
-        return super().construct_object(node, deep)
-
-
-# An anchor (&name) is what an alias needs; a match inside text only costs the checking loader.
-_ANCHOR = re.compile(rb"[\s\[\{,:]&[^\s\[\]\{\},]")  # ':' for a flow key: {"a":&x [1]}
+@functools.cache
+def fast_parser() -> Any:
+    """The ``ryaml`` module (the optional extra "fast"), imported on the first YAML parse; None without it."""
+    try:
+        return importlib.import_module("ryaml")
+    except ImportError:
+        return None
 
 
 def parse_yaml_pyyaml(data: bytes) -> Any:
     """PyYAML's safe C loader, refusing aliases (``YamlAliasError``): the reference of every path."""
-    if _ANCHOR.search(data) or data.startswith(b"&"):
-        return yaml.load(data, Loader=_NoAliasLoader)
-    return yaml.load(data, Loader=_SafeLoader)
+    return load_yaml(data)
 
 
 def parse_yaml(data: bytes) -> Any:
     """``parse_yaml_pyyaml(data)``, through ryaml when that is installed and safe to use."""
+    ryaml = fast_parser()
     if ryaml is not None and not _risky(data):
         try:
             return ryaml.loads(data.decode("utf-8"))
@@ -167,9 +166,15 @@ class ParseCache:
         entry = self.entry_path(data)
         try:
             with open(entry, "rb") as f:
-                return orjson.loads(f.read())
+                document = orjson.loads(f.read())
+                used = os.fstat(f.fileno()).st_mtime
         except (OSError, orjson.JSONDecodeError):
             pass  # missing, unreadable or corrupt: parse and (re)write
+        else:
+            if time.time() - used > _DAY:  # its time says when it was last used, to the day
+                with contextlib.suppress(OSError):
+                    os.utime(entry)
+            return document
         document = parse(data)
         self._store(entry, document)
         return document
@@ -190,3 +195,55 @@ class ParseCache:
         except OSError:  # a read-only cache costs speed, never a failed replay
             with contextlib.suppress(OSError, UnboundLocalError):
                 os.unlink(tmp)
+
+
+def prune(folder: str, max_age_days: float = MAX_AGE_DAYS, *, now: float | None = None) -> int:
+    """Remove the entries under ``folder`` no load used for ``max_age_days``; how many were removed.
+
+    The walk runs at most once a day per folder (a marker file's time says when it last ran), so
+    calling this at the end of every run costs one ``stat``. Errors skip an entry, never raise.
+    """
+    now = time.time() if now is None else now
+    marker = os.path.join(folder, _PRUNED)
+    try:
+        if now - os.stat(marker).st_mtime < _DAY:
+            return 0
+    except OSError:
+        if not os.path.isdir(folder):
+            return 0
+    removed, oldest = 0, now - max_age_days * _DAY
+    for shard in _listing(folder):
+        if not shard.is_dir(follow_symlinks=False) or len(shard.name) != 2:
+            continue
+        removed += sum(_remove_if_older(item, oldest) for item in _listing(shard.path))
+        with contextlib.suppress(OSError):
+            os.rmdir(shard.path)  # only when empty
+    with contextlib.suppress(OSError):
+        with open(marker, "ab"):
+            pass
+        os.utime(marker, (now, now))
+    return removed
+
+
+def _remove_if_older(item: os.DirEntry[str], oldest: float) -> bool:
+    """Remove an entry (or a temporary file a killed write left) last used before ``oldest``."""
+    try:
+        if item.is_file(follow_symlinks=False) and item.stat().st_mtime < oldest:
+            os.unlink(item.path)
+            return True
+    except OSError:
+        pass  # gone already (another worker pruned it), or not ours to remove
+    return False
+
+
+def _listing(folder: str) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(folder) as found:
+            return list(found)
+    except OSError:
+        return []
+
+
+def prune_used(max_age_days: float = MAX_AGE_DAYS) -> int:
+    """``prune`` every parse-cache folder this process used; how many entries were removed."""
+    return sum(prune(folder, max_age_days) for folder in sorted(set(_FOLDERS.values())))

@@ -22,6 +22,7 @@ from ._summary import RunSummary
 from .api import CassetteContext
 from .errors import CassetteNotFoundError
 from .options import RECORD_MODES, Options
+from .parse_cache import prune_used
 from .playlog import PlayLog
 from .redact import Redactor
 from .writer import set_run
@@ -271,6 +272,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     plays = session.config.stash.get(_PLAYS, None)
     if plays is not None:
         plays.write()
+    prune_used()  # parsed cassettes no run used for a month leave the cache (at most one walk a day)
     stats = session.config.stash.get(_STATS, None)
     workeroutput = getattr(session.config, "workeroutput", None)
     if stats is not None and workeroutput is not None:  # a pytest-xdist worker: the controller prints

@@ -8,49 +8,18 @@ import os
 from typing import Any
 
 import orjson
-import yaml
 
 from . import exactjson
 from .cassette import Cassette
 from .convert.vcrpy import foreign_format, from_vcrpy
 from .entries import Entry
 from .errors import CassetteFormatError, ForeignCassetteError
-from .linear import FULL_VERSION, LINEAR_VERSION, layout_of, pack, represent_dict, unpack
+from .linear import FULL_VERSION, LINEAR_VERSION, layout_of, pack, unpack
 from .parse_cache import ParseCache, YamlAliasError, cache_folder_for, parse_yaml
-from .schema import Inline, entry_to_mapping, migrate
+from .schema import entry_to_mapping, migrate
 from .validation import COUNT_FIELD, check_header, check_nesting, read_cassette, with_count
 from .validation import check_cassette_path as check_cassette_path  # the session checks a path it may record
-
-try:  # the C parser and emitter when libyaml is there: the same safe semantics, faster
-    _YamlLoader: Any = yaml.CSafeLoader
-    _YamlDumperBase: Any = yaml.CSafeDumper
-except AttributeError:  # pragma: no cover - libyaml missing
-    _YamlLoader = yaml.SafeLoader
-    _YamlDumperBase = yaml.SafeDumper
-
-
-class _Dumper(_YamlDumperBase):  # type: ignore[misc]
-    def ignore_aliases(self, data: Any) -> bool:
-        return True  # a value shared by two entries is written out twice, never as &id001/*id001
-
-
-def _represent_str(dumper: Any, value: str) -> Any:
-    # Multi-line text as a block scalar, so a PR diff reads like the conversation.
-    if (
-        "\n" in value
-        and not any(c in value for c in "\r\t\x0b\x0c\x85\u2028\u2029")
-        and value == value.rstrip(" ")
-    ):
-        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value)
-
-
-_Dumper.add_representer(str, _represent_str)
-_Dumper.add_representer(exactjson.NonFinite, _Dumper.represent_float)  # NaN read from JSON: .nan
-_Dumper.add_representer(
-    Inline, lambda dumper, value: dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=True)
-)
-_Dumper.add_representer(dict, represent_dict)
+from .yaml_text import dump_yaml, yaml_problem
 
 
 def format_of(path: str) -> str:
@@ -82,20 +51,13 @@ def parse_document(data: bytes, path: str, *, counted: bool = True) -> dict[str,
             f"holds {err}; llmvcr never writes YAML aliases and refuses them (one can expand to "
             "gigabytes): write the value out in full, or restore the file from version control",
         ) from None
-    except yaml.constructor.ConstructorError as err:
-        raise CassetteFormatError(
-            path, f"refused an unsafe or unknown YAML tag: {err.problem} {err.problem_mark}"
-        ) from None
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(err, "problem", None)
-        where += f" ({problem})" if problem else ""
-        raise CassetteFormatError(
-            path, f"not valid YAML{where}; restore it from version control or re-record"
-        ) from None
     except (ValueError, RecursionError, UnicodeDecodeError) as err:
         raise CassetteFormatError(path, f"unreadable ({type(err).__name__}: {err})") from None
+    except Exception as err:
+        problem = yaml_problem(err)
+        if problem is None:
+            raise
+        raise CassetteFormatError(path, problem) from None
     if not isinstance(document, dict):
         raise CassetteFormatError(path, f"the top level must be a mapping, found {type(document).__name__}")
     if "interactions" in document and "entries" not in document:  # never an empty llmvcr cassette
@@ -221,7 +183,4 @@ def dump_document(document: Any, fmt: str) -> bytes:
         document = with_count(document, len(document["entries"]))
     if fmt == "json":
         return exactjson.dumps(document, indent=True, scan=False)
-    text: str = yaml.dump(
-        document, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100, default_flow_style=False
-    )
-    return text.encode("utf-8")
+    return dump_yaml(document).encode("utf-8")

@@ -19,6 +19,7 @@ PRICES: dict[str, tuple[float, float]] = {
     "gpt-5-mini": (0.25, 2.0),
     "gpt-5": (1.25, 10.0),
 }
+_BY_LENGTH = sorted(PRICES.items(), key=lambda kv: -len(kv[0]))  # the longest matching prefix wins
 
 
 def _tokens(usage: Any) -> tuple[int, int]:
@@ -38,8 +39,10 @@ def tokens_of(entry: Entry) -> tuple[int, int]:
     inp = out = 0
     for event in response.stream:
         data = event.get("data")
-        if not isinstance(data, dict):
-            continue
+        if not isinstance(data, dict) or (
+            "usage" not in data and "message" not in data and "response" not in data
+        ):
+            continue  # most events (text deltas) carry no usage
         for usage in (
             data.get("usage"),
             (data.get("message") or {}).get("usage") if isinstance(data.get("message"), dict) else None,
@@ -50,12 +53,15 @@ def tokens_of(entry: Entry) -> tuple[int, int]:
     return inp, out
 
 
-def cost_of(entry: Entry) -> float | None:
-    """List-price dollars of the recorded call, or None when the model's price is unknown."""
+def cost_of(entry: Entry, tokens: tuple[int, int] | None = None) -> float | None:
+    """List-price dollars of the recorded call, or None when the model's price is unknown.
+
+    ``tokens`` is ``tokens_of(entry)`` when the caller has it already.
+    """
     body = entry.request.body
     model = str(body.get("model", "")) if isinstance(body, dict) else ""
-    for prefix, (pin, pout) in sorted(PRICES.items(), key=lambda kv: -len(kv[0])):
+    for prefix, (pin, pout) in _BY_LENGTH:
         if model.startswith(prefix):
-            inp, out = tokens_of(entry)
+            inp, out = tokens if tokens is not None else tokens_of(entry)
             return (inp * pin + out * pout) / 1_000_000
     return None

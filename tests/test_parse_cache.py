@@ -66,10 +66,32 @@ def test_ryaml_alone_would_read_them_differently() -> None:
 
 @pytest.mark.parametrize("path", CASSETTES, ids=os.path.basename)
 def test_without_ryaml_pyyaml_is_the_fallback(path: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(parse_cache, "ryaml", None)
+    monkeypatch.setattr(parse_cache, "fast_parser", lambda: None)
     with open(path, "rb") as f:
         data = f.read()
     assert parse_yaml(data) == yaml.load(data, Loader=yaml.CSafeLoader)
+
+
+TIMED_STREAM = (
+    b"response:\n  stream:\n  - data: {}\n  timing: [0.0, 12.5, 30, null, 42.61, 42.61, 42.61, 42.61, 42.61, "
+    b"42.61, 42.61, 42.61, 42.61,\n    42.61, 50.0]\n  status: 200\n"
+)
+
+
+def test_a_streams_timing_line_keeps_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    # every recorded stream has one (wrapped when long); numbers both YAML versions read alike
+    expected = yaml.load(TIMED_STREAM, Loader=yaml.CSafeLoader)
+
+    def refuse(data: bytes) -> object:
+        raise AssertionError("sent to PyYAML")
+
+    monkeypatch.setattr(parse_cache, "parse_yaml_pyyaml", refuse)
+    assert parse_yaml(TIMED_STREAM) == expected
+
+
+@pytest.mark.parametrize("flow", [b"[yes, 1]", b"[1, 012]", b"[1e5]", b"[1, 2] # note", b"[0x1F]"])
+def test_other_flow_lists_still_go_to_pyyaml(flow: bytes) -> None:
+    assert parse_cache._risky(b"a: " + flow + b"\n")
 
 
 def test_errors_are_pyyamls() -> None:
@@ -153,3 +175,76 @@ def test_the_cache_lives_in_pytests_cache_of_the_project(
     monkeypatch.setenv("LLMVCR_STATE_DIR", os.path.join(str(tmp_path), "state"))
     elsewhere = os.path.join(str(tmp_path), "elsewhere", "b.yaml")
     assert cache_folder_for(elsewhere) == os.path.join(str(tmp_path), "state", parse_cache.CACHE_FOLDER)
+
+
+# -- pruning ------------------------------------------------------------------------------------
+DAY = 86400.0
+
+
+def _aged(path: str, days: float) -> None:
+    when = os.stat(path).st_mtime - days * DAY
+    os.utime(path, (when, when))
+
+
+def test_prune_removes_entries_no_load_used_for_a_month_and_keeps_the_rest(tmp_path: object) -> None:
+    cache, parse = ParseCache(str(tmp_path)), Counting()
+    old, fresh = b"a: 1\n", b"a: 2\n"
+    cache.load(old, parse)
+    cache.load(fresh, parse)
+    _aged(cache.entry_path(old), parse_cache.MAX_AGE_DAYS + 1)
+    _aged(cache.entry_path(fresh), parse_cache.MAX_AGE_DAYS - 1)
+    assert parse_cache.prune(str(tmp_path)) == 1
+    assert not os.path.exists(cache.entry_path(old))
+    assert os.path.exists(cache.entry_path(fresh))
+    old_shard, fresh_shard = os.path.dirname(cache.entry_path(old)), os.path.dirname(cache.entry_path(fresh))
+    assert old_shard != fresh_shard
+    assert not os.path.exists(old_shard)  # an emptied shard folder goes too
+
+
+def test_a_hit_marks_its_entry_used_so_prune_keeps_it(tmp_path: object) -> None:
+    cache, parse = ParseCache(str(tmp_path)), Counting()
+    data = b"a: 1\n"
+    cache.load(data, parse)
+    _aged(cache.entry_path(data), parse_cache.MAX_AGE_DAYS + 1)
+    assert cache.load(data, parse) == {"a": 1}  # a hit: the entry's time is refreshed
+    assert parse.calls == 1
+    assert parse_cache.prune(str(tmp_path)) == 0
+    assert cache.load(data, parse) == {"a": 1} and parse.calls == 1
+
+
+def test_prune_walks_a_folder_at_most_once_a_day(tmp_path: object) -> None:
+    cache, parse = ParseCache(str(tmp_path)), Counting()
+    data = b"a: 1\n"
+    cache.load(data, parse)
+    assert parse_cache.prune(str(tmp_path)) == 0  # the first walk leaves its marker
+    _aged(cache.entry_path(data), parse_cache.MAX_AGE_DAYS + 1)
+    assert parse_cache.prune(str(tmp_path)) == 0  # walked less than a day ago
+    assert os.path.exists(cache.entry_path(data))
+    now = os.stat(os.path.join(str(tmp_path), ".pruned")).st_mtime + DAY + 1
+    assert parse_cache.prune(str(tmp_path), now=now) == 1  # a day later it walks again
+    assert not os.path.exists(cache.entry_path(data))
+
+
+def test_prune_of_a_missing_or_unwritable_folder_is_a_no_op(tmp_path: object) -> None:
+    assert parse_cache.prune(os.path.join(str(tmp_path), "never-made")) == 0
+    blocker = os.path.join(str(tmp_path), "file")
+    with open(blocker, "w") as f:
+        f.write("not a folder")
+    assert parse_cache.prune(blocker) == 0
+
+
+def test_a_pytest_run_prunes_the_cache_folders_it_used(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\n")
+    cassettes = pytester.path / "cassettes" / "test_one"
+    cassettes.mkdir(parents=True)
+    (cassettes / "test_replay.yaml").write_text("version: 1\nentries: []\n")
+    pytester.makepyfile(
+        test_one="import pytest\n\n@pytest.mark.llmvcr\ndef test_replay():\n    pass\n",
+    )
+    stale = pytester.path / ".pytest_cache" / "d" / "llmvcr" / parse_cache.CACHE_FOLDER / "ab" / "cd.json"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("{}")
+    _aged(str(stale), parse_cache.MAX_AGE_DAYS + 1)
+    pytester.runpytest_subprocess("--llmvcr-record-mode=none", timeout=120).assert_outcomes(passed=1)
+    assert not stale.exists()
+    assert list((stale.parent.parent).glob("*/*.json"))  # the cassette the run parsed stays cached

@@ -673,7 +673,8 @@ def test_yaml_cassette_layout_is_format_version_1(
 ) -> None:
     import yaml
 
-    from llmvcr import schema, storage
+    from llmvcr import schema
+    from llmvcr.yaml_text import loader_and_dumper
 
     long_text = "first line of a long prompt\nsecond line\nthird line"
     with llmvcr.recording("layout", seed="bug-repro-#427"):
@@ -713,7 +714,8 @@ def test_yaml_cassette_layout_is_format_version_1(
     # long text as a block scalar, and the C loader/dumper when libyaml is there
     assert "content: |-\n" in raw and "        second line\n" in raw
     if yaml.__with_libyaml__:
-        assert storage._YamlLoader is yaml.CSafeLoader and issubclass(storage._Dumper, yaml.CSafeDumper)
+        loader, dumper = loader_and_dumper()
+        assert loader is yaml.CSafeLoader and issubclass(dumper, yaml.CSafeDumper)
 
 
 def test_async_decorator_replays_without_the_network(

@@ -14,19 +14,25 @@ import wrapt
 
 from ..session import Decision
 from . import base
-from ._aiohttp import install_aiohttp, uninstall_aiohttp
-from ._lm15 import install_lm15, uninstall_lm15
 from ._patch import resolve_attr
 from ._send import install_http, uninstall_http
 from .anthropic import provider as anthropic_provider
-from .base import Provider, decide, registered, watching
+from .base import Provider, decide, installed, registered, watching
 from .google import provider as google_provider
 from .http import HttpProvider, StainlessProvider, request_from_wire
 from .openai import provider as openai_provider
 from .openai_ws import provider as openai_ws_provider
 
-_installed = 0
 _hooked: set[str] = set()
+
+# HTTP libraries an SDK may send through, and the hook (``module:function``) of the llmvcr module
+# that wraps each. The module is imported by wrapt when its library is: never in a process
+# without aiohttp or lm15, and never at ``import llmvcr``.
+SEAM_HOOKS = {
+    "aiohttp": "llmvcr.providers._aiohttp:on_import",
+    "lm15.transports": "llmvcr.providers._lm15:on_import",
+    "dspy._vendor.lm15.transports": "llmvcr.providers._lm15:on_import",
+}
 
 
 def register_provider(provider: Provider | str) -> Provider:
@@ -43,7 +49,7 @@ def register_provider(provider: Provider | str) -> Provider:
         )
     with base.lock:
         old = base.put(provider)
-        if _installed:
+        if installed():
             if old is not None and old is not provider:
                 old.uninstall()
             _install_one(provider)
@@ -73,7 +79,7 @@ def unregister_provider(name: str) -> None:
     """Remove the adapter named ``name``, undoing its interception if it is in place."""
     with base.lock:
         provider = base.pop(name)
-        if provider is not None and _installed:
+        if provider is not None and installed():
             provider.uninstall()
 
 
@@ -83,12 +89,15 @@ def install() -> None:
     Each call also catches up with what was imported since the last one; an SDK imported later
     still, while interception is in place, is patched by a post-import hook as it loads.
     """
-    global _installed
     with base.lock:
-        _installed += 1
+        base.count_install(1)
         install_http()
-        install_aiohttp()
-        install_lm15()
+        for target, hook in SEAM_HOOKS.items():
+            if target not in _hooked:  # runs now if the library is imported, else as it loads
+                _hooked.add(target)
+                wrapt.register_post_import_hook(hook, target)
+        for seam in base.seams():
+            seam.install()
         for provider in registered():
             _install_one(provider)
 
@@ -103,7 +112,7 @@ def _install_one(provider: Provider) -> None:
 
 def _late_install(package: str) -> None:
     with base.lock:
-        if _installed:
+        if installed():
             for provider in registered():
                 if getattr(provider, "package", None) == package:
                     provider.install()
@@ -111,21 +120,15 @@ def _late_install(package: str) -> None:
 
 def uninstall() -> None:
     """Release one ``install``; the last release leaves every SDK exactly as it was."""
-    global _installed
     with base.lock:
-        if _installed == 0:
+        if not installed():
             return
-        _installed -= 1
-        if _installed == 0:
+        if base.count_install(-1) == 0:
             for provider in registered():
                 provider.uninstall()
             uninstall_http()
-            uninstall_aiohttp()
-            uninstall_lm15()
-
-
-def installed() -> bool:
-    return _installed > 0
+            for seam in base.seams():
+                seam.uninstall()
 
 
 for _builtin in (anthropic_provider, openai_provider, openai_ws_provider, google_provider):

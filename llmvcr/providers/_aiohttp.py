@@ -20,7 +20,6 @@ from http import HTTPStatus
 from typing import Any, NamedTuple
 
 import orjson
-import wrapt
 
 from ..cassette import Response
 from ..errors import LLMVCRError
@@ -28,12 +27,10 @@ from ..sse import encode_events
 from ._funnel import carry, current_caller
 from ._patch import Patch
 from ._streams import Capture
-from .base import decide, lookup, registered, unclaimed, watching
+from .base import Seam, add_seam, decide, installed, lookup, registered, unclaimed, watching
 from .http import HttpProvider, body_bytes, request_from_wire
 
 _patch: Patch | None = None
-_hooked = False
-_active = False
 
 
 class _View(NamedTuple):
@@ -296,14 +293,9 @@ def _wrapper(aiohttp: Any) -> Callable[..., Awaitable[Any]]:
 
 
 def install_aiohttp() -> None:
-    """Wrap ``ClientSession._request`` now if aiohttp is imported, else as it loads."""
-    global _active, _hooked
-    _active = True
+    """Wrap ``ClientSession._request`` if aiohttp is imported (never import it ourselves)."""
     if "aiohttp" in sys.modules:
-        _apply(importlib.import_module("aiohttp"))
-    elif not _hooked:  # never import it ourselves
-        _hooked = True
-        wrapt.register_post_import_hook(_on_import, "aiohttp")
+        _apply(sys.modules["aiohttp"])
 
 
 def _apply(aiohttp: Any) -> None:
@@ -313,14 +305,17 @@ def _apply(aiohttp: Any) -> None:
         _patch.apply()
 
 
-def _on_import(module: Any) -> None:
-    if _active:
+def on_import(module: Any) -> None:
+    """aiohttp was imported (the post-import hook ``providers.install`` registers)."""
+    if installed():
         _apply(module)
 
 
 def uninstall_aiohttp() -> None:
-    global _active, _patch
-    _active = False
+    global _patch
     if _patch is not None:
         _patch.undo()
         _patch = None
+
+
+add_seam(Seam("aiohttp", install_aiohttp, uninstall_aiohttp))

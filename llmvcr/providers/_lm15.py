@@ -12,28 +12,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
-import wrapt
-
 from ..cassette import Response
 from ..sse import encode_events
 from ._patch import Patch
 from ._streams import Capture
-from .base import decide, registered, unclaimed, watching
+from .base import Seam, add_seam, decide, installed, registered, unclaimed, watching
 from .http import HttpProvider, body_bytes, request_from_wire
 
 # lm15 on its own, and the copy DSPy ships
 MODULES = ("lm15.transports", "dspy._vendor.lm15.transports")
 
 _patches: dict[str, list[Patch]] = {}
-_hooked: set[str] = set()
-_active = False
 
 
 class _Url(NamedTuple):
@@ -212,15 +207,10 @@ async def _async_answer(module: Any, decision: Any, live_cm: Any) -> AsyncIterat
 
 
 def install_lm15() -> None:
-    """Wrap the lm15 transports that are imported, and hook the ones that are not yet."""
-    global _active
-    _active = True
+    """Wrap the lm15 transports that are imported (never import one ourselves)."""
     for name in MODULES:
         if name in sys.modules:
-            _apply(importlib.import_module(name))
-        elif name not in _hooked:  # never import one ourselves
-            _hooked.add(name)
-            wrapt.register_post_import_hook(_on_import, name)
+            _apply(sys.modules[name])
 
 
 def _apply(module: Any) -> None:
@@ -236,15 +226,17 @@ def _apply(module: Any) -> None:
     _patches[module.__name__] = patches
 
 
-def _on_import(module: Any) -> None:
-    if _active:
+def on_import(module: Any) -> None:
+    """An lm15 transports module was imported (the post-import hook ``providers.install`` registers)."""
+    if installed():
         _apply(module)
 
 
 def uninstall_lm15() -> None:
-    global _active
-    _active = False
     for patches in _patches.values():
         for patch in reversed(patches):
             patch.undo()
     _patches.clear()
+
+
+add_seam(Seam("lm15", install_lm15, uninstall_lm15))

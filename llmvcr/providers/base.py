@@ -23,8 +23,8 @@ import contextvars
 import functools
 import importlib.metadata
 import threading
-from collections.abc import Iterator
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from .. import _active
 from ..cassette import Request
@@ -92,6 +92,49 @@ def put(provider: Provider) -> Provider | None:
 def pop(name: str) -> Provider | None:
     with lock:
         return _providers.pop(name, None)
+
+
+# -- interception state, and the seams below the SDKs ---------------------------------------------
+_installs = 0  # open ``providers.install()`` calls
+
+
+def count_install(step: int) -> int:
+    """Add ``step`` (1 or -1) to the open installs, under ``lock``; the new count."""
+    global _installs
+    with lock:
+        _installs = max(0, _installs + step)
+        return _installs
+
+
+def installed() -> bool:
+    """Whether interception is in place (a cassette or an adapter is open)."""
+    return _installs > 0
+
+
+class Seam(NamedTuple):
+    """An HTTP library an SDK may send through (aiohttp, lm15), wrapped while interception is in place.
+
+    Its module is imported by a post-import hook when the library itself is, and adds its seam
+    here; from then on ``install`` and ``uninstall`` follow the providers'.
+    """
+
+    name: str
+    install: Callable[[], None]
+    uninstall: Callable[[], None]
+
+
+_seams: dict[str, Seam] = {}
+
+
+def add_seam(seam: Seam) -> None:
+    with lock:
+        _seams[seam.name] = seam
+
+
+def seams() -> list[Seam]:
+    """The seams whose library was imported, so far."""
+    with lock:
+        return list(_seams.values())
 
 
 _outer: contextvars.ContextVar[bool] = contextvars.ContextVar("llmvcr_outer_call", default=False)

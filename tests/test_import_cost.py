@@ -1,0 +1,64 @@
+"""What a process loads: PyYAML, ryaml and the aiohttp/lm15 seams only when something needs them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from llm_server import LLMServer
+
+import llmvcr
+
+OPTIONAL = ("yaml", "ryaml", "llmvcr.providers._aiohttp", "llmvcr.providers._lm15")
+
+REPLAY = """
+import sys, anthropic, llmvcr, llmvcr.pytest_plugin
+client = anthropic.Anthropic(api_key="sk-ant-test", base_url=sys.argv[2], max_retries=0)
+with llmvcr.use_cassette(sys.argv[1], record_mode="none"):
+    client.messages.create(model="claude-test", max_tokens=8, messages=[{"role": "user", "content": "hi"}])
+print(" ".join(m for m in sys.argv[3:] if m in sys.modules))
+"""
+
+
+def _loaded_after_replay(path: Path, server: LLMServer) -> list[str]:
+    root = str(Path(__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    env.pop("CI", None)
+    done = subprocess.run(
+        [sys.executable, "-c", REPLAY, str(path), server.url, *OPTIONAL],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split()
+
+
+def test_replaying_a_json_cassette_imports_no_yaml_and_no_unused_seam(
+    tmp_path: Path, anthropic_client: Any, server: LLMServer
+) -> None:
+    path = tmp_path / "chat.json"
+    with llmvcr.recording(path):
+        anthropic_client.messages.create(
+            model="claude-test", max_tokens=8, messages=[{"role": "user", "content": "hi"}]
+        )
+    assert _loaded_after_replay(path, server) == []
+
+
+def test_a_yaml_cassette_still_loads_pyyaml_when_it_parses_one(
+    tmp_path: Path, anthropic_client: Any, server: LLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "chat.yaml"
+    with llmvcr.recording(path):
+        anthropic_client.messages.create(
+            model="claude-test", max_tokens=8, messages=[{"role": "user", "content": "hi"}]
+        )
+    monkeypatch.setenv("LLMVCR_STATE_DIR", str(tmp_path / "state"))  # a cold parse cache: it is parsed
+    loaded = _loaded_after_replay(path, server)
+    assert "yaml" in loaded or "ryaml" in loaded
+    assert "llmvcr.providers._aiohttp" not in loaded
