@@ -25,7 +25,7 @@ from .options import RECORD_MODES, Options
 from .parse_cache import prune_used
 from .playlog import PlayLog
 from .redact import Redactor
-from .writer import set_run
+from .runs import set_run
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -21,12 +21,9 @@ import os
 import re
 import tempfile
 import time
-import uuid
 import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
-
-import yaml
 
 try:
     import fcntl
@@ -39,6 +36,7 @@ from .entries import Entry
 from .errors import CassetteWriteError, CassetteWriteWarning
 from .linear import FULL_VERSION, LINEAR_VERSION, Packer
 from .parse_cache import parse_yaml
+from .runs import run_id
 from .schema import entry_to_mapping
 from .storage import document_of, dump_document, format_of, parse_document, refuse_foreign
 from .validation import COUNT_FIELD, set_count, with_count
@@ -49,28 +47,12 @@ __all__ = [
     "file_lock",
     "lock_path",
     "remove_stale_temporaries",
-    "run_id",
     "save_cassette",
-    "set_run",
 ]
 
 TEMPORARY_PREFIX = ".llmvcr-tmp-"
 STALE_AFTER = 600.0  # seconds: no write takes this long, so an older temporary file is abandoned
 KNOWN_KEYS = frozenset({"version", COUNT_FIELD, "seed", "recorded_with", "metadata", "entries"})
-
-_run = uuid.uuid4().hex  # outside pytest and without LLMVCR_RUN_ID, a run is this process
-
-
-def run_id() -> str:
-    """The run this process records for: ``LLMVCR_RUN_ID``, else the one :func:`set_run` set."""
-    return os.environ.get("LLMVCR_RUN_ID") or _run
-
-
-def set_run(new: str) -> str:
-    """Start recording for run ``new`` (the pytest plugin does, once per test session); the previous id."""
-    global _run
-    previous, _run = _run, new
-    return previous
 
 
 def lock_path(path: str) -> str:
@@ -211,6 +193,8 @@ def split_entries(data: bytes, others: dict[str, Any]) -> tuple[bytes, bytes] | 
     tail = data[found.end() :]
     if not _FIRST_ITEM.match(tail) or _TOP_LEVEL.search(tail) or not tail.endswith(b"\n"):
         return None
+    import yaml  # PyYAML on first use (never at import: a JSON replay does not need it)
+
     try:
         head = parse_yaml(data[: found.start()]) or {}
     except (yaml.YAMLError, ValueError):
@@ -222,6 +206,8 @@ def has_comments(text: str) -> bool:
     """Whether YAML ``text`` has a comment: a ``#`` outside every scalar (not a heading in an answer)."""
     if not _HASH.search(text):
         return False
+    import yaml
+
     try:
         spans = [
             ((e.start_mark.line, e.start_mark.column), (e.end_mark.line, e.end_mark.column))

@@ -14,7 +14,7 @@ from ..cassette import Cassette
 from ..convert import JSON
 from ..convert.agentskit import to_agentskit
 from ..convert.regista import to_regista_trace
-from ..convert.vcrpy import FOREIGN, NoLLMCallsError, VcrLoader, read_document
+from ..convert.vcrpy import FOREIGN, NoLLMCallsError, read_document, vcr_loader
 from ..errors import CassetteFormatError, CommandError, LLMVCRError
 from ..linear import without
 from ..playlog import read_record, store_for, update_record
@@ -149,7 +149,7 @@ def _documents(path: str) -> Iterator[Any]:
         else:
             import yaml
 
-            yield yaml.load(data, Loader=VcrLoader)  # VcrLoader is a SafeLoader
+            yield yaml.load(data, Loader=vcr_loader())  # a SafeLoader
     except ValueError:
         yield text
     except Exception:

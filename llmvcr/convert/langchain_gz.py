@@ -9,8 +9,6 @@ import gzip
 import zlib
 from typing import Any
 
-import yaml
-
 from ..errors import CassetteFormatError
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -24,6 +22,8 @@ def interactions(data: bytes, path: str, loader: Any) -> list[Any]:
         raise CassetteFormatError(
             path, f"a gzip file that does not decompress ({err}); restore it from version control"
         ) from None
+    import yaml  # on first use: a process that reads no YAML never pays for PyYAML
+
     try:
         document = yaml.load(text, Loader=loader)  # a safe loader
     except yaml.YAMLError as err:

@@ -13,13 +13,12 @@ them LLM calls is an error too, never an empty cassette.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
 import warnings
 from typing import Any
-
-import yaml
 
 from ..cassette import Cassette, Entry
 from ..errors import CassetteFormatError, ConversionWarning
@@ -29,8 +28,6 @@ from .encodings import stored_bytes
 from .http_import import Exchange, Parsed, entry_of, header_items
 from .neutral import JSON
 
-_SafeLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's when PyYAML has it: ~10x faster
-
 FORMATS = ("vcrpy", "pydantic-ai", "cassetter", "langchain-gz")  # the layouts from_vcrpy names
 FOREIGN = ("vcrpy", "cassetter", "langchain-gz")  # the formats the command line tells apart
 
@@ -39,21 +36,23 @@ class NoLLMCallsError(CassetteFormatError):
     """A cassette whose interactions are all calls to other hosts: nothing for llmvcr to replay."""
 
 
-class VcrLoader(_SafeLoader):  # type: ignore[misc]
-    """A safe loader that also reads the few plain Python tags vcrpy writes (str, unicode, tuple)."""
+@functools.cache
+def vcr_loader() -> Any:
+    """A safe loader that also reads the few plain Python tags vcrpy writes (str, unicode, tuple);
+    PyYAML is imported on first use (libyaml's loader when PyYAML has it: ~10x faster)."""
+    import yaml
 
+    class VcrLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+        pass
 
-def _scalar(loader: yaml.SafeLoader, node: Any) -> Any:
-    return loader.construct_scalar(node)
+    scalar = lambda loader, node: loader.construct_scalar(node)  # noqa: E731
+    VcrLoader.add_constructor("tag:yaml.org,2002:python/str", scalar)
+    VcrLoader.add_constructor("tag:yaml.org,2002:python/unicode", scalar)
+    VcrLoader.add_constructor(
+        "tag:yaml.org,2002:python/tuple", lambda loader, node: list(loader.construct_sequence(node))
+    )
+    return VcrLoader
 
-
-def _sequence(loader: yaml.SafeLoader, node: Any) -> Any:
-    return list(loader.construct_sequence(node))
-
-
-VcrLoader.add_constructor("tag:yaml.org,2002:python/str", _scalar)
-VcrLoader.add_constructor("tag:yaml.org,2002:python/unicode", _scalar)
-VcrLoader.add_constructor("tag:yaml.org,2002:python/tuple", _sequence)
 
 # YAML's top-level key, or JSON's (vcrpy's json serializer writes "version" first, one key a line)
 _INTERACTIONS = re.compile(rb'^(?:interactions\s*:|\{?\s*"interactions"\s*:)', re.MULTILINE)
@@ -80,11 +79,13 @@ def read_document(path: str, data: bytes | None = None) -> Any:
         except FileNotFoundError:
             raise CassetteFormatError(path, "no such vcrpy cassette") from None
     if data[:2] == langchain_gz.GZIP_MAGIC:
-        return {"interactions": langchain_gz.interactions(data, path, VcrLoader), "layout": "langchain-gz"}
+        return {"interactions": langchain_gz.interactions(data, path, vcr_loader()), "layout": "langchain-gz"}
+    import yaml
+
     try:
         if path.lower().endswith(".json"):
             return json.loads(data)
-        return yaml.load(data, Loader=VcrLoader)  # VcrLoader is a SafeLoader
+        return yaml.load(data, Loader=vcr_loader())  # a SafeLoader
     except ValueError as err:
         raise CassetteFormatError(path, f"not a readable vcrpy cassette (not JSON: {err})") from None
     except yaml.YAMLError as err:
