@@ -13,6 +13,7 @@ The loopback server's URL comes from the ``LLM_URL`` environment variable.
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import signal
 import sys
@@ -24,8 +25,13 @@ import llmvcr
 from llmvcr._active import current_session
 
 
+def say(line: str) -> None:
+    sys.stdout.write(line + "\n")  # one write: a Ctrl-C never cuts a line in two
+    sys.stdout.flush()
+
+
 def record(path: str, calls: int) -> None:
-    print("pid", os.getpid(), flush=True)
+    say(f"pid {os.getpid()}")
     client = anthropic.Anthropic(
         api_key="sk-ant-signal-test-0000", base_url=os.environ["LLM_URL"], max_retries=0
     )
@@ -36,13 +42,14 @@ def record(path: str, calls: int) -> None:
             client.messages.create(
                 model="claude-test", max_tokens=8, messages=[{"role": "user", "content": f"n{i}"}]
             )
-            print("call", i, len(session._pending), flush=True)
-    print("done", flush=True)
+            say(f"call {i} {len(session._pending)}")
+    say("done")
     while True:  # the parent always ends this process with a signal
         signal.pause()
 
 
 def child(path: str, calls: int) -> None:
+    faulthandler.register(signal.SIGUSR1, all_threads=True)  # a hung recorder shows where it waits
     try:
         record(path, calls)
     except KeyboardInterrupt:  # die of SIGINT, as an interpreter would after an uncaught Ctrl-C
@@ -63,7 +70,7 @@ def main() -> None:
         if pid == 0:
             child(path, int(calls))
         _, status = os.waitpid(pid, 0)
-        print("exit", os.waitstatus_to_exitcode(status), flush=True)
+        say(f"exit {os.waitstatus_to_exitcode(status)}")
 
 
 if __name__ == "__main__":
