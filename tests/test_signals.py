@@ -63,9 +63,9 @@ class Recorder:
                 f"{self.label}: the recorder printed nothing for {HANG:.0f} s while {what}: it hangs; last lines {self.seen[-12:]}"
             )
 
-    def start(self, path: Path) -> int:
+    def start(self, path: Path, slow: bool) -> int:
         assert self.proc.stdin is not None
-        self.proc.stdin.write(f"{path} {CALLS}\n")
+        self.proc.stdin.write(f"{path} {CALLS} {int(slow)}\n")
         self.proc.stdin.flush()
         word, pid = self.line("starting").split()
         assert word == "pid"
@@ -98,7 +98,8 @@ def run_once(
     # call returns, when the cassette is being closed (the moment entries were lost)
     stop_after = rng.choice([rng.randint(-1, CALLS), CALLS - 1])
     delay = rng.choice([0.0, rng.uniform(0.0, 0.02)])  # at once, or somewhere inside the next call
-    pid = rec.start(path)
+    slow = rng.random() < 0.5  # writes coalesced: entries wait in memory when the signal comes
+    pid = rec.start(path, slow)
     done, waiting, closed = -1, 0, False
     while done < stop_after and not closed:
         line = rec.line(f"recording call {done + 1}")
@@ -111,7 +112,9 @@ def run_once(
     time.sleep(delay)
     os.kill(pid, sig)  # alive until signalled: it waits after "done", so this pid is still ours
     tally["signals"] += 1
-    what = f"{rec.label}: {sig.name} after call {done} ({waiting} waiting) + {delay * 1000:.1f} ms"
+    what = (
+        f"{rec.label}: {sig.name} after call {done} ({waiting} waiting) + {delay * 1000:.1f} ms, slow={slow}"
+    )
     for line in iter(lambda: rec.line(f"ending after {sig.name}"), None):
         if line.startswith("exit"):
             break
