@@ -4,9 +4,9 @@ Importing anthropic takes about two seconds on a loaded machine; forking a proce
 imported it gives each run a fresh process in milliseconds. Protocol, one line each way:
 
 * stdin ``<cassette path> <calls> <slow>`` forks a recorder (``slow`` 1: as if each write were
-  slow next to the calls, so entries wait in memory for a coalesced write). It prints ``pid <pid>``, then after each call
-  returns ``call <i> <entries still waiting in memory>``, then ``done`` once the cassette is closed,
-  and waits there to be signalled.
+  slow next to the calls, so entries wait in memory for a coalesced write). It prints
+  ``pid <pid>``, then after each call returns ``call <i> <entries still waiting in memory>``, then
+  ``done`` once the cassette is closed, and waits there to be signalled.
 * When the recorder has ended this process prints ``exit <code>`` (minus the signal that ended it).
 
 The loopback server's URL comes from the ``LLM_URL`` environment variable.
