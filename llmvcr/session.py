@@ -141,13 +141,15 @@ class Session:
     def finish(self, failed: bool) -> None:
         """Stop answering: keep streams still being read, write what is pending, prune if asked."""
         self.open = False
-        if self._sigterm is not None:
-            self._sigterm.restore()
-            self._sigterm = None
         for finish in self._open_streams:  # a stream the caller left unread: keep what it received
             finish()
         self._open_streams.clear()
-        self._queue.close()  # CassetteWriteError naming the file and the entries it could not write
+        try:
+            self._queue.close()  # CassetteWriteError naming the file and the entries it could not write
+        finally:
+            if self._sigterm is not None:  # only now: a signal during the last write still waits for it
+                self._sigterm.restore()
+                self._sigterm = None
         if self.unrecorded:
             calls = ", ".join(f"{n} to {host}" for host, n in sorted(self.unrecorded.items()))
             nothing = " (the cassette recorded nothing)" if not self.recorded and not self.replayed else ""
