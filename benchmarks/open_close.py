@@ -1,6 +1,6 @@
 """Opening and closing a small replay-only cassette, in one process, paired against another tree.
 
-``python -m benchmarks.open_close [--baseline TREE] [--pairs 7] [--cycles 2000]``
+``python -m benchmarks.open_close [--baseline TREE] [--after TREE] [--pairs 7] [--cycles 2000]``
 
 Each run writes a one-entry YAML cassette (an anthropic call with a 2 KB system prompt), imports
 the anthropic and openai SDKs (so interception has classes to wrap, as in a real suite) and
@@ -51,6 +51,7 @@ def one_run(cycles: int) -> float:
         with llmvcr.use_cassette(path, record_mode="none"):
             pass
 
+    print(llmvcr.__file__, file=sys.stderr)
     for _ in range(200):  # warm: parse cache, imports, first install
         cycle()
     batch = 50
@@ -64,9 +65,12 @@ def one_run(cycles: int) -> float:
 
 
 def _run_in(tree: str, cycles: int) -> float:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([tree, HERE])}
-    code = f"from benchmarks.open_close import one_run; print(one_run({cycles}))"
-    out = subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True)
+    # run in ``tree`` (``-c`` puts the working folder first on the path), this file by its path
+    env = {**os.environ, "PYTHONPATH": tree}
+    code = f"import runpy; print(runpy.run_path({os.path.abspath(__file__)!r})['one_run']({cycles}))"
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=tree, env=env, check=True, capture_output=True, text=True
+    )
     return float(out.stdout.strip().splitlines()[-1])
 
 
@@ -75,16 +79,17 @@ def main(argv: list[str]) -> int:
         prog="python -m benchmarks.open_close", description=__doc__.split("\n")[0]
     )
     parser.add_argument("--baseline", help="another source tree of llmvcr to pair against")
+    parser.add_argument("--after", default=HERE, help="the source tree measured against the baseline")
     parser.add_argument("--pairs", type=int, default=7)
     parser.add_argument("--cycles", type=int, default=2000)
     args = parser.parse_args(argv)
     if not args.baseline:
-        print(f"{_run_in(HERE, args.cycles):.1f} µs per open/close")
+        print(f"{_run_in(args.after, args.cycles):.1f} µs per open/close")
         return 0
     before: list[float] = []
     after: list[float] = []
     for i in range(args.pairs):
-        order = [(args.baseline, before), (HERE, after)]
+        order = [(args.baseline, before), (args.after, after)]
         for tree, into in order if i % 2 == 0 else order[::-1]:  # alternate which side goes first
             into.append(_run_in(tree, args.cycles))
         print(f"pair {i + 1}: before {before[-1]:.1f} µs, after {after[-1]:.1f} µs", flush=True)
