@@ -35,14 +35,16 @@ class CassetteContext:
     """What ``use_cassette`` and ``recording`` return: a context manager (sync and async) and a decorator."""
 
     def __init__(self, name_or_path: str | os.PathLike[str], options: Options) -> None:
-        resolve_path(name_or_path)  # a bad name is refused at decoration, not at the first call
+        resolved = resolve_path(name_or_path)  # a bad name is refused at decoration, not at the first call
         self._name = name_or_path
+        # a path is its own answer; a bare name follows configure(cassette_dir=...) made later
+        self._fixed = resolved if resolved == os.fspath(name_or_path) else None
         self.options = options
         self._open: list[tuple[Session, contextvars.Token[Session | None]]] = []
 
     @property
     def path(self) -> str:
-        return resolve_path(self._name)
+        return self._fixed if self._fixed is not None else resolve_path(self._name)
 
     def session(self) -> Session:
         """A new, not yet started session on this cassette's file."""

@@ -117,7 +117,26 @@ class Options:
 
     @classmethod
     def build(cls, **options: Any) -> Options:
-        """Options from keywords; an unknown name or a bad value raises ``ValueError`` naming it."""
+        """Options from keywords; an unknown name or a bad value raises ``ValueError`` naming it.
+
+        Options are frozen, so identical keywords (a suite's marker, test after test) share one.
+        """
+        try:  # the type too: True and 1, 1 and 1.0 are equal keys but not the same option
+            key: Any = tuple(sorted((name, type(value), value) for name, value in options.items()))
+            hit = _built.get(key)
+        except TypeError:  # a list or another unhashable value: built afresh
+            key, hit = None, None
+        if hit is not None:
+            return hit
+        built = cls._build(**options)
+        if key is not None:
+            if len(_built) >= 256:  # bounded: options built in a loop must not grow without end
+                _built.clear()
+            _built[key] = built
+        return built
+
+    @classmethod
+    def _build(cls, **options: Any) -> Options:
         known = set(cls.__dataclass_fields__) - {"fingerprinter"}
         unknown = sorted(set(options) - known)
         if unknown:
@@ -154,3 +173,6 @@ class Options:
         compile_paths(built.redact)
         compile_keep(built.redact_keep)
         return replace(built, fingerprinter=fingerprinter)
+
+
+_built: dict[Any, Options] = {}  # keywords -> Options already built and checked

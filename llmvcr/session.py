@@ -136,7 +136,8 @@ class Session:
     def start(self) -> None:
         """Begin answering calls (``llmvcr.api`` installs interception and activates the session)."""
         self.open = True
-        self._sigterm = SigtermFlush.install(self._lock, self._queue.close)
+        if self.can_record or self.options.on_divergence == "live":  # replay-only never has a write to save
+            self._sigterm = SigtermFlush.install(self._lock, self._queue.close)
 
     def finish(self, failed: bool) -> None:
         """Stop answering: keep streams still being read, write what is pending, prune if asked."""
