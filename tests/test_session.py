@@ -525,3 +525,34 @@ def test_sigterm_while_recording_exits_and_keeps_every_entry(tmp_path: Path, run
     cassette = llmvcr.load_cassette(path)
     assert len(cassette) >= acknowledged + 1  # every call that returned is on disk
     assert not list(tmp_path.glob(".llmvcr-tmp-*"))
+
+
+def test_a_replay_only_cassette_leaves_the_signal_handlers_alone(anthropic_client: Any) -> None:
+    import signal
+
+    outer = signal.signal(signal.SIGTERM, signal.SIG_DFL)  # as a plain process has it
+    try:
+        with llmvcr.recording("handlers"):
+            anthropic_client.messages.create(
+                model="claude-test", max_tokens=8, messages=[{"role": "user", "content": "hi"}]
+            )
+            assert signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL  # recording: a write to save
+        with llmvcr.recording("handlers", record_mode="none"):
+            assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # replay only: nothing to save
+            anthropic_client.messages.create(
+                model="claude-test", max_tokens=8, messages=[{"role": "user", "content": "hi"}]
+            )
+        assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    finally:
+        signal.signal(signal.SIGTERM, outer)
+
+
+def test_identical_options_are_built_once_and_different_ones_are_not() -> None:
+    from llmvcr.options import Options
+
+    first = Options.build(record_mode="none", ignore=("metadata",))
+    assert Options.build(record_mode="none", ignore=("metadata",)) is first
+    assert Options.build(record_mode="once", ignore=("metadata",)) is not first
+    assert Options.build(record_mode="none", ignore=["metadata"]) is not first  # a list: built afresh
+    assert type(Options.build(replay_speed=1).replay_speed) is int
+    assert type(Options.build(replay_speed=1.0).replay_speed) is float  # 1 and 1.0 are kept apart
