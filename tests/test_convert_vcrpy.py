@@ -454,3 +454,30 @@ def test_each_layout_is_named(tmp_path: Path) -> None:
     for name, layout in layouts.items():
         assert llmvcr.from_vcrpy(REAL / name).metadata["converted_from"]["format"] == layout
     assert {*layouts.values(), "langchain-gz"} == set(FORMATS)
+
+
+def test_the_importer_reads_a_request_as_the_live_seam_does(
+    tmp_path: Path, openai_client: Any, request: Any, server: Any
+) -> None:
+    """One translation of wire requests: a body orjson cannot hold (an integer past 64 bits) and a
+    percent-escaped path convert to the request the SDK sends again, so the replay matches."""
+    source = tmp_path / "vcr" / "big.yaml"
+
+    def call() -> Any:
+        return dump(
+            openai_client.chat.completions.create(
+                model="gpt-test", messages=USER, seed=2**70, extra_query={"tag": "a b"}
+            )
+        )
+
+    with vcr.VCR().use_cassette(str(source), record_mode="all"):
+        live = call()
+    converted = llmvcr.from_vcrpy(source)
+    assert converted.entry(0).request.body["seed"] == 2**70
+    target = tmp_path / "converted.yaml"
+    llmvcr.save_cassette(target, converted)
+    before = server.request_count
+    blocked = request.getfixturevalue("no_network")
+    with llmvcr.recording(target, record_mode="none") as replayed:
+        assert call() == live
+    assert server.request_count == before and blocked == [] and replayed.unplayed == []

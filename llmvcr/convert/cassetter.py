@@ -14,8 +14,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import CassetteFormatError
+from ..http_request import Parsed
 from .encodings import hex_bytes
-from .http_import import Body, Exchange, Parsed, header_items
+from .http_import import Body, Exchange, header_items
 
 BODY_TYPES = ("json", "text", "binary", "none")
 

@@ -19,16 +19,14 @@ Two kinds of drift between the SDK that recorded and today's SDK are settled her
 
 from __future__ import annotations
 
-import base64
 import re
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
-
-import orjson
+from urllib.parse import urlsplit
 
 from ..cassette import Entry, Request, Response
 from ..errors import CassetteFormatError
+from ..http_request import Parsed, parse_body, request_from_wire
 from ..matching import default_request_hash
 from ..redact import REQUEST_HEADERS, RESPONSE_HEADERS, Redactor
 from .encodings import decompress
@@ -41,13 +39,6 @@ _ENDPOINT = re.compile(r"/(chat/completions|completions|responses|embeddings)(/|
 SDK_DEFAULTS: dict[tuple[str, str], dict[str, Any]] = {
     ("openai", "/embeddings"): {"encoding_format": "base64"},
 }
-
-
-@dataclass(frozen=True)
-class Parsed:
-    """A body a serializer stored already parsed (pydantic-ai's ``parsed_body``, cassetter's json)."""
-
-    value: Any
 
 
 Body = bytes | Parsed | None
@@ -94,28 +85,10 @@ def provider_of(headers: dict[str, str], host: str, path: str) -> str | None:
     return None
 
 
-def _parse(data: bytes, content_type: str) -> Any:
-    if not data:
-        return None
-    if "json" in content_type or data.lstrip()[:1] in (b"{", b"["):
-        try:
-            return orjson.loads(data)  # pretty-printed or compact, the same tree
-        except orjson.JSONDecodeError:
-            pass
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return {"base64": base64.b64encode(data).decode("ascii")}
-
-
-def _request_body(body: Body, headers: dict[str, str], where: tuple[str, int]) -> Any:
-    if isinstance(body, Parsed):
-        return body.value
-    if body is None:
-        return None
-    return _parse(
-        decompress(body, headers.get("content-encoding", ""), *where), headers.get("content-type", "")
-    )
+def _request_body(body: Body, headers: dict[str, str], where: tuple[str, int]) -> bytes | Parsed | None:
+    if body is None or isinstance(body, Parsed):
+        return body
+    return decompress(body, headers.get("content-encoding", ""), *where)
 
 
 def _query(
@@ -166,22 +139,24 @@ def entry_of(
         raise CassetteFormatError(
             path, f"no HTTP status code ({exchange.status!r})", entry=position, field="response.status"
         )
-    redactor = Redactor()
-    kept = redactor.headers(list(headers.items()), REQUEST_HEADERS)  # learns the credentials it drops
-    kept.pop("content-type", None)
-    body = _request_body(exchange.request_body, headers, (path, position))
-    if body is None and method == "POST":
+    wire = request_from_wire(
+        method,
+        exchange.uri,
+        exchange.request_headers,
+        _request_body(exchange.request_body, headers, (path, position)),
+    )
+    if wire.body is None and method == "POST":
         raise CassetteFormatError(
             path,
             f"the request ({method} {url.path}) has no body: the serializer that wrote this file stored it "
             "somewhere llmvcr does not read; re-record it, or convert it with that serializer first",
             entry=position,
         )
-    if isinstance(body, dict) and body.get("stream") is False:
-        body = {k: v for k, v in body.items() if k != "stream"}  # as llmvcr records .parse()
-    body = _defaults(body, provider, url.path, position, notes)
-    query = redactor.query(_query(parse_qsl(url.query, keep_blank_values=True), provider, position, notes))
-    request = Request(method, url.path, body=redactor.tree(body), query=query, headers=kept)
+    redactor = Redactor()
+    kept = redactor.headers(list(wire.headers.items()), REQUEST_HEADERS)  # learns the credentials it drops
+    body = _defaults(wire.body, provider, url.path, position, notes)
+    query = redactor.query(_query(list(wire.query), provider, position, notes))
+    request = Request(method, wire.path, body=redactor.tree(body), query=query, headers=kept)
     return Entry(
         provider,
         request,
@@ -213,4 +188,4 @@ def _response(exchange: Exchange, redactor: Redactor, path: str, position: int) 
                 path, "the event stream is not UTF-8 text; restore the file or re-record it", entry=position
             ) from None
         return Response(status, allowed, stream=redactor.tree(parse_sse(text)))
-    return Response(status, allowed, body=redactor.tree(_parse(data, content_type)))
+    return Response(status, allowed, body=redactor.tree(parse_body(data, content_type)))

@@ -22,10 +22,11 @@ from typing import Any
 
 from ..cassette import Cassette, Entry
 from ..errors import CassetteFormatError, ConversionWarning
+from ..http_request import Parsed
 from ..schema import LLMVCR_VERSION
 from . import cassetter, langchain_gz
 from .encodings import stored_bytes
-from .http_import import Exchange, Parsed, entry_of, header_items
+from .http_import import Exchange, entry_of, header_items
 from .neutral import JSON
 
 FORMATS = ("vcrpy", "pydantic-ai", "cassetter", "langchain-gz")  # the layouts from_vcrpy names
