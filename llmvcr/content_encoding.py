@@ -15,7 +15,15 @@ from typing import Any
 
 from .errors import LLMVCRError, UndecodableError
 
-Step = Callable[[bytes], bytes]
+
+class Step:
+    """One encoding undone chunk by chunk; ``done`` tells whether its stream reached its end."""
+
+    def __init__(self, decode: Callable[[bytes], bytes], done: Callable[[], bool]) -> None:
+        self.name = ""
+        self.decode = decode
+        self.done = done
+
 
 # encoding -> (module names to try, in order; the pip package that provides one)
 _OPTIONAL: dict[str, tuple[tuple[str, ...], str]] = {
@@ -28,15 +36,30 @@ class DecodeFailed(Exception):
     """The body is not valid for its ``content-encoding``: the HTTP library will fail on it too."""
 
 
+def _zlib_step(wbits: int) -> Step:
+    """gzip (every member of a multi-member body) or zlib-wrapped deflate."""
+    state = {"obj": zlib.decompressobj(wbits)}
+
+    def decode(chunk: bytes) -> bytes:
+        out = [state["obj"].decompress(chunk)]
+        while state["obj"].eof and state["obj"].unused_data and wbits & 16:  # another gzip member
+            rest = state["obj"].unused_data
+            state["obj"] = zlib.decompressobj(wbits)
+            out.append(state["obj"].decompress(rest))
+        return b"".join(out)
+
+    return Step(decode, lambda: bool(state["obj"].eof))
+
+
 def _gzip() -> Step:
-    return zlib.decompressobj(zlib.MAX_WBITS | 16).decompress
+    return _zlib_step(zlib.MAX_WBITS | 16)
 
 
 def _deflate() -> Step:
     # "deflate" is zlib-wrapped by the standard and raw in some servers: try the first, fall back once
     state: dict[str, Any] = {"obj": zlib.decompressobj(), "first": True}
 
-    def step(chunk: bytes) -> bytes:
+    def decode(chunk: bytes) -> bytes:
         if state["first"]:
             state["first"] = False
             try:
@@ -45,29 +68,38 @@ def _deflate() -> Step:
                 state["obj"] = zlib.decompressobj(-zlib.MAX_WBITS)
         return bytes(state["obj"].decompress(chunk))
 
-    return step
+    return Step(decode, lambda: bool(state["obj"].eof))
 
 
-def _optional(encoding: str) -> Step:
-    names, package = _OPTIONAL[encoding]
-    for name in names:
+def decoder_module(encoding: str) -> Any:
+    """The installed module that decodes ``br`` or ``zstd``, or None when none is."""
+    for name in _OPTIONAL[encoding][0]:
         try:
             module = importlib.import_module(name)
         except ImportError:
             continue
-        if name == "brotli":
-            return module.Decompressor().process  # type: ignore[no-any-return]
-        if name == "brotlicffi":
-            return module.Decompressor().decompress  # type: ignore[no-any-return]
-        if name == "zstandard":
-            return module.ZstdDecompressor().decompressobj().decompress  # type: ignore[no-any-return]
-        return module.ZstdDecompressor().decompress  # type: ignore[no-any-return]
-    raise UndecodableError(
-        f"the server sent this response with content-encoding: {encoding} although llmvcr asked for "
-        f"none, and no {encoding} decoder is installed, so its body cannot be recorded (nothing was "
-        f"written for this call). pip install {package}, or have the server honour "
-        f"'accept-encoding: identity'"
-    )
+        return module
+    return None
+
+
+def _optional(encoding: str) -> Step:
+    module = decoder_module(encoding)
+    if module is None:
+        raise UndecodableError(
+            f"the server sent this response with content-encoding: {encoding} although llmvcr asked for "
+            f"none, and no {encoding} decoder is installed, so its body cannot be recorded (nothing was "
+            f"written for this call). pip install {_OPTIONAL[encoding][1]}, or have the server honour "
+            f"'accept-encoding: identity'"
+        )
+    name = module.__name__
+    if name == "brotli":
+        brotli = module.Decompressor()
+        return Step(brotli.process, brotli.is_finished)
+    if name == "brotlicffi":
+        cffi = module.Decompressor()
+        return Step(cffi.decompress, cffi.is_finished)
+    zstd = module.ZstdDecompressor().decompressobj() if name == "zstandard" else module.ZstdDecompressor()
+    return Step(zstd.decompress, lambda: bool(zstd.eof))
 
 
 _BUILTIN: dict[str, Callable[[], Step]] = {"gzip": _gzip, "x-gzip": _gzip, "deflate": _deflate}
@@ -77,7 +109,8 @@ class Decoder:
     """Undoes ``content-encoding`` (a header value such as ``"gzip"`` or ``"deflate, br"``) chunk by chunk.
 
     ``decode`` raises :class:`UndecodableError` for ``br``/``zstd`` without their module, and
-    :class:`DecodeFailed` when the bytes are not what the header says.
+    :class:`DecodeFailed` when the bytes are not what the header says; ``finish`` raises
+    :class:`DecodeFailed` when the body ended before its compressed stream did (a cut body).
     """
 
     def __init__(self, content_encoding: str) -> None:
@@ -96,6 +129,9 @@ class Decoder:
                 steps.append(_BUILTIN[name]())
             elif name in _OPTIONAL:
                 steps.append(_optional(name))
+            else:
+                continue  # identity, or an encoding no HTTP library undoes: passed on as sent
+            steps[-1].name = name
         return steps
 
     def decode(self, chunk: bytes) -> bytes:
@@ -103,7 +139,7 @@ class Decoder:
             self._steps = self._build()
         try:
             for step in self._steps:
-                chunk = step(chunk)
+                chunk = step.decode(chunk)
         except (zlib.error, OSError, ValueError) as err:
             raise DecodeFailed(str(err)) from None
         except Exception as err:  # brotli.error, zstandard.ZstdError: their own classes
@@ -111,3 +147,9 @@ class Decoder:
                 raise
             raise DecodeFailed(f"{type(err).__name__}: {err}") from None
         return chunk
+
+    def finish(self) -> None:
+        """Check, once the whole body was decoded, that no compressed stream was cut short."""
+        for step in self._steps or []:
+            if not step.done():
+                raise DecodeFailed(f"the {step.name} stream ends early: the body was cut")

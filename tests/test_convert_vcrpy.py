@@ -323,6 +323,35 @@ def test_every_content_coding_is_read(tmp_path: Path, coding: str) -> None:
     assert entry.response.body == ANSWER
 
 
+@pytest.mark.parametrize("coding", ["gzip", "deflate", "raw-deflate", "br", "zstd"])
+def test_a_cut_compressed_body_is_named_not_read_short(tmp_path: Path, coding: str) -> None:
+    """The importer and the live recorder undo content codings with one decoder, which checks that
+    the compressed stream reached its end: a body cut short is an error naming file and interaction."""
+    data = compressed(
+        coding, json.dumps({**ANSWER, "content": [{"type": "text", "text": "x" * 4000}]}).encode()
+    )
+    response = {
+        "body": {"string": data[: len(data) * 2 // 3]},
+        "headers": {"content-type": ["application/json"], "content-encoding": [coding.replace("raw-", "")]},
+        "status": {"code": 200, "message": "OK"},
+    }
+    with pytest.raises(
+        llmvcr.CassetteFormatError, match=r"c\.yaml, entry 0: the response body does not decode as"
+    ):
+        llmvcr.from_vcrpy(write(tmp_path, one(response=response)))
+
+
+def test_a_gzip_body_of_several_members_is_read_whole(tmp_path: Path) -> None:
+    text = json.dumps(ANSWER).encode()
+    response = {
+        "body": {"string": gzip.compress(text[:20]) + gzip.compress(text[20:])},
+        "headers": {"content-type": ["application/json"], "content-encoding": ["gzip"]},
+        "status": {"code": 200, "message": "OK"},
+    }
+    (entry,) = llmvcr.from_vcrpy(write(tmp_path, one(response=response))).entries
+    assert entry.response.body == ANSWER
+
+
 @pytest.mark.parametrize(
     ("coding", "module", "extra"), [("br", "brotli", "brotli"), ("zstd", "zstandard", "zstd")]
 )

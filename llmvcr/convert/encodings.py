@@ -8,14 +8,10 @@ from __future__ import annotations
 
 import base64
 import binascii
-import gzip
-import importlib
-import zlib
 from typing import Any
 
+from ..content_encoding import DecodeFailed, Decoder, decoder_module
 from ..errors import CassetteFormatError
-
-_EXTRAS = {"br": ("brotli", "brotli"), "zstd": ("zstandard", "zstd")}
 
 
 def stored_bytes(body: Any, path: str, position: int, side: str) -> bytes | None:
@@ -44,44 +40,28 @@ def stored_bytes(body: Any, path: str, position: int, side: str) -> bytes | None
     return str(body).encode("utf-8")
 
 
-def _importable(name: str) -> Any:
-    try:
-        return importlib.import_module(name)
-    except ImportError:
-        return None
-
-
-def _optional(coding: str, path: str, position: int) -> Any:
-    module, extra = _EXTRAS[coding]
-    # brotlicffi is brotli's drop-in for PyPy; Python 3.14 has zstd built in
-    for name in (module, "brotlicffi" if coding == "br" else "compression.zstd"):
-        found = _importable(name)
-        if found is not None:
-            return found
-    raise CassetteFormatError(
-        path,
-        f"the response body is {coding}-compressed and {module} is not installed; "
-        f"pip install 'llmvcr[{extra}]' and convert again",
-        entry=position,
-    )
+_EXTRAS = {"br": ("brotli", "brotli"), "zstd": ("zstandard", "zstd")}  # coding -> (module, llmvcr extra)
 
 
 def _one(data: bytes, coding: str, path: str, position: int) -> bytes:
-    if coding in ("gzip", "x-gzip"):
-        return gzip.decompress(data)
-    if coding == "deflate":
-        try:
-            return zlib.decompress(data)
-        except zlib.error:
-            return zlib.decompress(data, -zlib.MAX_WBITS)  # raw deflate, as some servers send
-    if coding in _EXTRAS:
-        module = _optional(coding, path, position)
-        if hasattr(module, "ZstdDecompressor"):  # zstandard: a frame need not state its size
-            return bytes(module.ZstdDecompressor().decompressobj().decompress(data))
-        return bytes(module.decompress(data))
-    raise CassetteFormatError(
-        path, f"the response body has an unknown content-encoding {coding!r}; decode it first", entry=position
-    )
+    if coding in _EXTRAS and decoder_module(coding) is None:
+        module, extra = _EXTRAS[coding]
+        raise CassetteFormatError(
+            path,
+            f"the response body is {coding}-compressed and {module} is not installed; "
+            f"pip install 'llmvcr[{extra}]' and convert again",
+            entry=position,
+        )
+    decoder = Decoder(coding)
+    if not decoder.active:
+        raise CassetteFormatError(
+            path,
+            f"the response body has an unknown content-encoding {coding!r}; decode it first",
+            entry=position,
+        )
+    out = decoder.decode(data)
+    decoder.finish()
+    return out
 
 
 def _plain(data: bytes) -> bool:
@@ -103,12 +83,10 @@ def decompress(data: bytes, encoding: str, path: str, position: int) -> bytes:
             return data
         try:
             data = _one(data, coding, path, position)
-        except CassetteFormatError:
-            raise
-        except Exception as err:  # each decoder has its own error class (zlib.error, brotli.error...)
+        except DecodeFailed as err:
             raise CassetteFormatError(
                 path,
-                f"the response body does not decode as {coding} ({type(err).__name__}: {err}); "
+                f"the response body does not decode as {coding} ({err}); "
                 "restore the file from version control or re-record it",
                 entry=position,
             ) from None
