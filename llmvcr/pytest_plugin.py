@@ -21,7 +21,7 @@ from ._guard import Guard
 from ._summary import RunSummary
 from .api import CassetteContext
 from .errors import CassetteNotFoundError
-from .options import RECORD_MODES, Options
+from .options import RECORD_MODES, Options, settings
 from .parse_cache import prune_used
 from .playlog import PlayLog
 from .redact import Redactor
@@ -80,6 +80,12 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_RUN] = set_run(run or uuid.uuid4().hex)
     config.stash[_PLAYS] = plays
     _active.add_listener(plays.on_session)
+    # every cassette of the run, marked or opened by the test itself: the flag overrides each one;
+    # on CI, one that names no record mode replays only
+    config.stash[_SETTINGS] = (settings.record_mode, settings.default_record_mode)
+    settings.record_mode = config.getoption("llmvcr_record_mode") or settings.record_mode
+    if on_ci():
+        settings.default_record_mode = "none"
     block = config.getoption("llmvcr_block_network")
     if block is not False and (block or on_ci()):
         allowed = {h.strip() for h in config.getoption("llmvcr_allowed_hosts").split(",") if h.strip()}
@@ -96,6 +102,8 @@ def on_ci() -> bool:
 def pytest_unconfigure(config: pytest.Config) -> None:
     if _RUN in config.stash:
         set_run(config.stash[_RUN])  # the run of an outer session (pytester) goes on
+    if _SETTINGS in config.stash:
+        settings.record_mode, settings.default_record_mode = config.stash[_SETTINGS]
     stats = config.stash.get(_STATS, None)
     if stats is not None:
         _active.remove_listener(stats.on_session)
@@ -258,6 +266,7 @@ _STATS = pytest.StashKey[RunSummary]()
 _GUARD = pytest.StashKey[Guard]()
 _PLAYS = pytest.StashKey[PlayLog]()
 _RUN = pytest.StashKey[str]()
+_SETTINGS = pytest.StashKey[tuple[str | None, str]]()
 
 
 @pytest.hookimpl(hookwrapper=True)

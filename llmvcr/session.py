@@ -86,7 +86,7 @@ class Session:
     ) -> None:
         self.path = path
         self.options = options
-        self.record_mode = settings.record_mode or options.record_mode
+        self.record_mode = settings.record_mode or options.record_mode or settings.default_record_mode
         self.persist = persist
         self.redactor = Redactor(
             patterns=compile_redactions(options.redact),

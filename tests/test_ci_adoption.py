@@ -236,3 +236,31 @@ def test_prompt():
     assert "--llmvcr-record-mode=all" in output
     for internal in ("llmvcr/session.py", "llmvcr/providers/_send.py", "llmvcr/providers/base.py"):
         assert internal not in output  # hidden frames: the user's test and the message are what shows
+
+
+def test_ci_and_the_record_mode_flag_reach_cassettes_a_test_opens_itself(
+    inner: pytest.Pytester, server: Any
+) -> None:
+    inner.makepyfile(
+        test_direct=HEADER
+        + """
+@llmvcr.use_cassette("cassettes/direct.yaml")
+def test_decorated():
+    assert ask("direct") == "Echo: direct"
+
+def test_explicit_mode_wins():
+    with llmvcr.use_cassette("cassettes/explicit.yaml", record_mode="once"):
+        assert ask("explicit") == "Echo: explicit"
+"""
+    )
+    before = server.request_count
+    result = run(inner, ci="true")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*cassettes/direct.yaml: no such cassette and record_mode='none'*"])
+    assert server.request_count == before + 1  # only the test that names its own mode recorded
+    assert sorted(p.name for p in (inner.path / "cassettes").iterdir()) == ["explicit.yaml"]
+    # the flag overrides every cassette, as its help says, not only marked tests
+    run(inner, "--llmvcr-record-mode=none").assert_outcomes(passed=1, failed=1)
+    assert server.request_count == before + 1
+    run(inner, "--llmvcr-record-mode=once", ci="true").assert_outcomes(passed=2)
+    assert (inner.path / "cassettes" / "direct.yaml").exists()
