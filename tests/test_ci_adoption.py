@@ -264,3 +264,63 @@ def test_explicit_mode_wins():
     assert server.request_count == before + 1
     run(inner, "--llmvcr-record-mode=once", ci="true").assert_outcomes(passed=2)
     assert (inner.path / "cassettes" / "direct.yaml").exists()
+
+
+def test_a_whole_project_recorded_locally_replays_on_ci_and_changes_no_file(
+    inner: pytest.Pytester, server: Any
+) -> None:
+    """One project as a team has it: llmvcr tests, a pytest-recording test and a service test."""
+    inner.makepyfile(
+        test_project=HEADER
+        + SERVICE_TEST
+        + """
+@pytest.mark.llmvcr
+def test_marked():
+    assert ask("marked") == "Echo: marked"
+
+@llmvcr.use_cassette("cassettes/direct.yaml")
+def test_decorated():
+    assert ask("decorated") == "Echo: decorated"
+
+@pytest.mark.vcr
+def test_on_pytest_recording():
+    assert httpx2.post(URL + "/v1/messages", content=b"not json").status_code == 400
+"""
+    )
+    old = os.umask(0o027)  # a team's umask: new files follow it (llmvcr's were 0600 whatever it said)
+    try:
+        # recorded on a laptop, CI unset, as a user runs pytest (its cache on)
+        inner.runpytest_subprocess("--record-mode=once", timeout=120).assert_outcomes(passed=4)
+    finally:
+        os.umask(old)
+    tree = project(inner.path)
+    assert sorted(tree) == [
+        "cassettes/direct.yaml",
+        "cassettes/test_project/test_marked.yaml",
+        "cassettes/test_project/test_on_pytest_recording.yaml",  # pytest-recording's own
+        "test_project.py",
+    ]  # no lock file, no play log
+    assert (inner.path / "cassettes" / "direct.yaml").stat().st_mode & 0o777 == 0o640
+    assert (inner.path / "cassettes" / "test_project" / "test_marked.yaml").stat().st_mode & 0o777 == 0o640
+    before = server.request_count
+    for args in ((), ("-n", "2"), ("--record-mode=none",)):  # as CI runs it, pytest's cache on
+        result = _ci(inner, *args)
+        result.assert_outcomes(passed=4)
+        result.stdout.fnmatch_lines(
+            ["llmvcr: 2 LLM calls replayed, 0 recorded, 0 cassettes written, 0 unplayed*"]
+        )
+        assert project(inner.path) == tree  # byte for byte
+    assert server.request_count == before  # every answer came from a cassette
+
+
+def project(root: Path) -> dict[str, bytes]:
+    """The project's files, byte for byte; pytest's own cache folder is not the project."""
+    return {k: v for k, v in snapshot(root).items() if not k.startswith(".pytest_cache")}
+
+
+def _ci(p: pytest.Pytester, *args: str) -> pytest.RunResult:
+    os.environ["CI"] = "true"
+    try:
+        return p.runpytest_subprocess(*args, timeout=120)
+    finally:
+        del os.environ["CI"]

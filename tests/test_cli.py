@@ -174,7 +174,7 @@ def test_convert_from_vcrpy(
     status, out, _ = run(
         capsys, "convert", str(source), "--to", "llmvcr-yaml", "-o", str(tmp_path / "c.yaml")
     )
-    assert status == 0 and "1 entries" in out
+    assert status == 0 and "(llmvcr-yaml, 1 entry from" in out
     assert run(capsys, "scan", str(tmp_path / "c.yaml"))[0] == 0  # ...the import did not
 
 

@@ -59,7 +59,12 @@ def build_parser() -> argparse.ArgumentParser:
         "command that imports them.",
     )
     ls.add_argument(
-        "dir", nargs="?", default="cassettes", metavar="DIR", help="folder to list (default: cassettes)"
+        "dir",
+        nargs="?",
+        default=None,
+        metavar="DIR",
+        help="folder to list (default: ./cassettes, else every 'cassettes' folder below here, "
+        "where the pytest plugin keeps them beside the tests)",
     )
     ls.set_defaults(run=cmd_ls)
 

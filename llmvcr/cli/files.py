@@ -23,7 +23,7 @@ from ..storage import cassette_from_document, document_of, dump_document, format
 from ..validation import COUNT_FIELD, read_cassette, set_count
 from ..writer import atomic_write, file_lock
 from .inspect import listed
-from .reading import SUFFIXES, TARGET_SUFFIX, existing, load_any, sniff
+from .reading import SUFFIXES, TARGET_SUFFIX, entries, existing, load_any, sniff
 
 
 def write_as(cassette: Cassette, target: str, to: str, layout: str | None = None) -> str:
@@ -57,7 +57,7 @@ def cmd_convert(args: argparse.Namespace, out: TextIO) -> int:
         raise CommandError(f"{args.output} is a folder; -o names the output file when SRC is a file")
     cassette = load_any(src, args.from_format)
     target = write_as(cassette, args.output, args.to, args.layout)
-    print(f"wrote {target} ({args.to}, {len(cassette)} entries from {src})", file=out)
+    print(f"wrote {target} ({args.to}, {entries(len(cassette))} from {src})", file=out)
     return 0
 
 
@@ -126,7 +126,7 @@ def _convert_one(args: argparse.Namespace, path: str, out: TextIO) -> tuple[str,
     for warning in caught:
         print(f"llmvcr: warning: {' '.join(str(warning.message).split())}", file=sys.stderr)
     write_as(cassette, target, args.to, args.layout)
-    print(f"wrote {target} ({args.to}, {len(cassette)} entries from {path})", file=out)
+    print(f"wrote {target} ({args.to}, {entries(len(cassette))} from {path})", file=out)
     return (path, fmt, str(len(cassette)), f"wrote {target}")
 
 
@@ -255,7 +255,7 @@ def _prune(path: str, dry_run: bool, out: TextIO) -> None:
         )
     verb = "would drop" if dry_run else "dropped"
     print(
-        f"{path}: kept {len(hashes) - len(drop)} of {len(hashes)} entries, {verb} {len(drop)} "
+        f"{path}: kept {len(hashes) - len(drop)} of {entries(len(hashes))}, {verb} {len(drop)} "
         f"(not played by the run of {record.finished})",
         file=out,
     )
@@ -273,7 +273,7 @@ def cmd_rehash(args: argparse.Namespace, out: TextIO) -> int:
             print(f"llmvcr: error: {' '.join(str(err).split())}", file=sys.stderr)
             failed += 1
             continue
-        print(f"{path}: {count} entries, counted in its header", file=out)
+        print(f"{path}: {entries(count)}, counted in its header", file=out)
     return 2 if failed else 0
 
 
