@@ -7,6 +7,7 @@ and a test that talks to a (local, non-loopback) service the way a suite talks t
 from __future__ import annotations
 
 import os
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -303,14 +304,28 @@ def test_on_pytest_recording():
     assert (inner.path / "cassettes" / "direct.yaml").stat().st_mode & 0o777 == 0o640
     assert (inner.path / "cassettes" / "test_project" / "test_marked.yaml").stat().st_mode & 0o777 == 0o640
     before = server.request_count
+    command = readme_ci_test_step()  # what the README tells a team to put in its CI config
     for args in ((), ("-n", "2"), ("--record-mode=none",)):  # as CI runs it, pytest's cache on
-        result = _ci(inner, *args)
+        result = _ci(inner, *command[1:], *args)
         result.assert_outcomes(passed=4)
         result.stdout.fnmatch_lines(
             ["llmvcr: 2 LLM calls replayed, 0 recorded, 0 cassettes written, 0 unplayed*"]
         )
         assert project(inner.path) == tree  # byte for byte
     assert server.request_count == before  # every answer came from a cassette
+
+
+def readme_ci_test_step() -> list[str]:
+    """The test step of the README's CI config: its last ``- run:`` line, checked to be pytest."""
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("**Run in CI**") : readme.index("**Re-record**")]
+    block = section[section.index("```yaml") : section.index("```", section.index("```yaml") + 3)]
+    steps = [
+        line.split("- run:", 1)[1].split("#")[0].strip() for line in block.splitlines() if "- run:" in line
+    ]
+    assert steps[0].startswith("pip install") and steps[-1].split()[0] == "pytest", steps
+    assert "`CI=true pytest`" in section  # where the CI service does not set CI itself
+    return shlex.split(steps[-1])
 
 
 def project(root: Path) -> dict[str, bytes]:
