@@ -6,8 +6,10 @@ and a test that talks to a (local, non-loopback) service the way a suite talks t
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import shlex
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +25,7 @@ def ask(text, base_url=URL):
                                   messages=[{"role": "user", "content": text}]).content[0].text
 
 def service_address():
-    # this machine's own non-loopback address: traffic to it stays on the machine
-    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    probe.connect(("192.0.2.1", 9))  # UDP: chooses a route, sends nothing
-    address = probe.getsockname()[0]
-    probe.close()
-    assert not address.startswith("127."), address
-    return address
+    return os.environ["SERVICE_ADDRESS"]  # found before the run: a probe would meet the guard
 """
 
 SERVICE_TEST = """
@@ -45,9 +41,22 @@ def test_talks_to_a_service():
 """
 
 
+def non_loopback_address() -> str:
+    """This machine's own non-loopback address: traffic to it stays on the machine."""
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        probe.connect(("192.0.2.1", 9))  # UDP: chooses a route, sends nothing
+        address = str(probe.getsockname()[0])
+    finally:
+        probe.close()
+    assert not ipaddress.ip_address(address).is_loopback, address
+    return address
+
+
 @pytest.fixture
 def inner(pytester: pytest.Pytester, server: Any, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
     monkeypatch.setenv("LLM_URL", server.url)
+    monkeypatch.setenv("SERVICE_ADDRESS", non_loopback_address())
     monkeypatch.delenv("CI", raising=False)
     return pytester
 
@@ -339,3 +348,24 @@ def _ci(p: pytest.Pytester, *args: str) -> pytest.RunResult:
         return p.runpytest_subprocess(*args, timeout=120)
     finally:
         del os.environ["CI"]
+
+
+def test_a_service_allowed_by_name_is_reached_though_it_resolves_outside_loopback(
+    inner: pytest.Pytester,
+) -> None:
+    # a service container named "db", as CI services are: the name resolves to this machine's
+    # non-loopback address (what an /etc/hosts line does, here for this run only)
+    inner.makeconftest(
+        HEADER
+        + """
+_resolve = socket.getaddrinfo
+def _hosts(host, *args, **kwargs):
+    return _resolve(service_address() if host == "db" else host, *args, **kwargs)
+socket.getaddrinfo = _hosts
+"""
+    )
+    inner.makepyfile(test_db=HEADER + SERVICE_TEST.replace("(service_address(), port)", '("db", port)'))
+    run(inner, "--llmvcr-block-network", "--llmvcr-allowed-hosts=db", ci="true").assert_outcomes(passed=1)
+    refused = run(inner, "--llmvcr-block-network", ci="true")  # the same test, "db" not allowed
+    refused.assert_outcomes(failed=1)
+    refused.stdout.fnmatch_lines(["*NetworkBlockedError: *test_talks_to_a_service: a connection to*"])
