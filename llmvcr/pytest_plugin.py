@@ -9,9 +9,11 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import sysconfig
 import uuid
 import warnings
 from collections.abc import Iterator
+from types import TracebackType
 from typing import Any
 
 import pytest
@@ -20,7 +22,7 @@ from . import _active
 from ._guard import Guard
 from ._summary import RunSummary
 from .api import CassetteContext
-from .errors import CassetteNotFoundError
+from .errors import CassetteNotFoundError, LLMVCRError
 from .options import RECORD_MODES, Options, settings
 from .parse_cache import prune_used
 from .playlog import PlayLog
@@ -271,10 +273,47 @@ _SETTINGS = pytest.StashKey[tuple[str | None, str]]()
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    excinfo = call.excinfo
+    if (
+        excinfo is not None
+        and isinstance(excinfo.value, LLMVCRError)
+        and not item.config.getoption("fulltrace")
+    ):
+        # the user's line that made the call, then the message: not the SDK's source below it
+        call.excinfo = _to_user_code(excinfo)
     outcome = yield
     plays = item.config.stash.get(_PLAYS, None)
     if plays is not None and outcome.get_result().failed:  # type: ignore[attr-defined]
         plays.test_failed(item.nodeid)  # a failed test's cassettes are not evidence for prune
+
+
+_LIBRARIES = tuple(
+    os.path.normcase(os.path.realpath(sysconfig.get_paths()[name]) + os.sep)
+    for name in ("stdlib", "platstdlib", "purelib", "platlib")
+)
+_OWN = os.path.normcase(os.path.dirname(os.path.realpath(__file__)) + os.sep)
+
+
+def _to_user_code(excinfo: pytest.ExceptionInfo[BaseException]) -> pytest.ExceptionInfo[BaseException]:
+    """The exception with its traceback ending at the last frame of the user's code: no SDK, llmvcr
+    or standard library frame after it (``--fulltrace`` keeps them all). The exception is not changed."""
+    frames: list[TracebackType] = []
+    tb: TracebackType | None = excinfo.tb
+    while tb is not None:
+        frames.append(tb)
+        tb = tb.tb_next
+    last = max((i for i, t in enumerate(frames) if _user_code(t.tb_frame.f_code.co_filename)), default=None)
+    if last is None or last == len(frames) - 1:
+        return excinfo
+    shortened = TracebackType(None, frames[last].tb_frame, frames[last].tb_lasti, frames[last].tb_lineno)
+    for t in reversed(frames[:last]):  # a copy of the chain: pytest rebuilds entries from it
+        shortened = TracebackType(shortened, t.tb_frame, t.tb_lasti, t.tb_lineno)
+    return pytest.ExceptionInfo.from_exc_info((type(excinfo.value), excinfo.value, shortened))
+
+
+def _user_code(filename: str) -> bool:
+    path = os.path.normcase(os.path.realpath(filename))
+    return not path.startswith((*_LIBRARIES, _OWN)) and "site-packages" not in path
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

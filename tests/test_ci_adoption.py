@@ -246,6 +246,20 @@ def test_prompt():
     assert "--llmvcr-record-mode=all" in output
     for internal in ("llmvcr/session.py", "llmvcr/providers/_send.py", "llmvcr/providers/base.py"):
         assert internal not in output  # hidden frames: the user's test and the message are what shows
+    assert "anthropic/_base_client.py" not in output  # nor the SDK's: the user's call is the last frame
+    lines = result.stdout.lines
+    start = next(i for i, line in enumerate(lines) if line.startswith("___") and "test_prompt" in line)
+    first_e = next(i for i in range(start, len(lines)) if lines[i].startswith("E   "))
+    shown = lines[start:first_e]
+    assert any(line.startswith(">") and "client.messages.create" in line for line in shown), shown
+    assert first_e - start <= 15, "\n".join(lines[start:first_e])  # was 45 lines of SDK source
+    # --fulltrace still shows every frame, as pytest promises
+    os.environ["PROMPT"] = "changed"
+    try:
+        full = run(inner, "--llmvcr-record-mode=none", "--fulltrace")
+    finally:
+        del os.environ["PROMPT"]
+    assert "anthropic/_base_client.py" in full.stdout.str()
 
 
 def test_ci_and_the_record_mode_flag_reach_cassettes_a_test_opens_itself(
