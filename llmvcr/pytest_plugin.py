@@ -274,14 +274,13 @@ _SETTINGS = pytest.StashKey[tuple[str | None, str]]()
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
     excinfo = call.excinfo
-    if (
-        excinfo is not None
-        and isinstance(excinfo.value, LLMVCRError)
-        and not item.config.getoption("fulltrace")
-    ):
-        # the user's line that made the call, then the message: not the SDK's source below it
-        call.excinfo = _to_user_code(excinfo)
+    explained = excinfo is not None and _raised_by_llmvcr(excinfo) and not item.config.getoption("fulltrace")
+    shortened = _to_user_code(excinfo) if excinfo is not None and explained else None
+    if shortened is not None:  # the user's line that made the call, then the message: not the SDK's code
+        call.excinfo = shortened
     outcome = yield
+    if excinfo is not None and explained and shortened is None:  # in setup, in llmvcr's own fixture
+        outcome.get_result().longrepr = excinfo.exconly()  # type: ignore[attr-defined]
     plays = item.config.stash.get(_PLAYS, None)
     if plays is not None and outcome.get_result().failed:  # type: ignore[attr-defined]
         plays.test_failed(item.nodeid)  # a failed test's cassettes are not evidence for prune
@@ -294,9 +293,11 @@ _LIBRARIES = tuple(
 _OWN = os.path.normcase(os.path.dirname(os.path.realpath(__file__)) + os.sep)
 
 
-def _to_user_code(excinfo: pytest.ExceptionInfo[BaseException]) -> pytest.ExceptionInfo[BaseException]:
+def _to_user_code(
+    excinfo: pytest.ExceptionInfo[BaseException],
+) -> pytest.ExceptionInfo[BaseException] | None:
     """The exception with its traceback ending at the last frame of the user's code: no SDK, llmvcr
-    or standard library frame after it (``--fulltrace`` keeps them all). The exception is not changed."""
+    or standard library frame after it (None: no frame is the user's). The exception is not changed."""
     frames: list[TracebackType] = []
     tb: TracebackType | None = excinfo.tb
     while tb is not None:
@@ -304,11 +305,24 @@ def _to_user_code(excinfo: pytest.ExceptionInfo[BaseException]) -> pytest.Except
         tb = tb.tb_next
     last = max((i for i, t in enumerate(frames) if _user_code(t.tb_frame.f_code.co_filename)), default=None)
     if last is None or last == len(frames) - 1:
-        return excinfo
+        return None if last is None else excinfo
     shortened = TracebackType(None, frames[last].tb_frame, frames[last].tb_lasti, frames[last].tb_lineno)
     for t in reversed(frames[:last]):  # a copy of the chain: pytest rebuilds entries from it
         shortened = TracebackType(shortened, t.tb_frame, t.tb_lasti, t.tb_lineno)
     return pytest.ExceptionInfo.from_exc_info((type(excinfo.value), excinfo.value, shortened))
+
+
+def _raised_by_llmvcr(excinfo: pytest.ExceptionInfo[BaseException]) -> bool:
+    """llmvcr's errors, and a bad option (a ``ValueError`` raised in llmvcr): the message says it all."""
+    if excinfo.errisinstance(LLMVCRError):
+        return True
+    tb: TracebackType | None = excinfo.tb
+    innermost = ""
+    while tb is not None:
+        innermost, tb = tb.tb_frame.f_code.co_filename, tb.tb_next
+    return excinfo.errisinstance(ValueError) and os.path.normcase(os.path.realpath(innermost)).startswith(
+        _OWN
+    )
 
 
 def _user_code(filename: str) -> bool:

@@ -105,6 +105,12 @@ def test_not_recorded_yet():
     )
     assert server.request_count == before  # nothing went to the API
     assert snapshot(inner.path) == tree  # and nothing was written
+    lines = result.stdout.lines
+    header = next(i for i, line in enumerate(lines) if "ERROR at setup of test_not_recorded_yet" in line)
+    assert lines[header + 1].startswith(
+        "llmvcr.errors.CassetteNotFoundError: test_new.py::"
+    )  # no plugin code
+    assert "pytest_plugin.py" not in result.stdout.str()
     # an explicit flag still wins over the CI default
     run(inner, "--llmvcr-record-mode=once", ci="true").assert_outcomes(passed=1)
     assert (inner.path / "cassettes" / "test_new" / "test_not_recorded_yet.yaml").exists()

@@ -159,7 +159,14 @@ def test_wrong_spelling():
     before = server.request_count
     first = pytest_run(inner)
     first.assert_outcomes(passed=1, errors=1)
-    first.stdout.fnmatch_lines(["*write '$.metadata.user_id' for the path*"])
+    first.stdout.fnmatch_lines(
+        [
+            "*ERROR at setup of test_wrong_spelling*",
+            "ValueError: redact: 'metadata.user_id' reads like a JSON path*",
+        ]
+    )
+    assert "write '$.metadata.user_id' for the path" in first.stdout.str()
+    assert "llmvcr/options.py" not in first.stdout.str()  # the message, not llmvcr's code
     assert server.request_count == before + 2  # the refused test sent nothing
     text = (inner.path / "cassettes" / "test_prose" / "test_prose.yaml").read_text()
     assert "Bearer authentication and the sk-learn-pipeline-examples repo" in text
