@@ -131,6 +131,15 @@ def test_prompt():
     assert output.count("test_prompt.yaml: entry 0 was edited by hand") == 1, output
     assert "already played" not in output
     assert project(inner.path) == tree  # replay rewrote nothing
+    assert f"llmvcr rehash {cassette}" in " ".join(output.split())  # what to run to silence it
+    edited = cassette.read_text()
+    status, out, err = llmvcr_cli(inner, "rehash", "test_edit/test_prompt")
+    assert status == 0 and "request_hash of entry 0 stored anew" in out, (out, err)
+    changed = changed_lines(edited, cassette.read_text())
+    assert len(changed) == 2 and all("request_hash:" in line for line in changed), changed  # that line only
+    again = pytest_run(inner, PROMPT="Summarise the memo", CI="true")
+    again.assert_outcomes(passed=1)
+    assert "edited by hand" not in again.stdout.str()
 
 
 def test_prose_about_keys_replays_as_sent_and_a_wrong_path_spelling_is_refused(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import warnings
 from collections.abc import Iterator, Sequence
@@ -17,6 +18,7 @@ from ..convert.regista import to_regista_trace
 from ..convert.vcrpy import FOREIGN, NoLLMCallsError, read_document, vcr_loader
 from ..errors import CassetteFormatError, CommandError, LLMVCRError
 from ..linear import without
+from ..matching import default_request_hash
 from ..playlog import read_record, store_for, update_record
 from ..redact import find_secrets
 from ..storage import cassette_from_document, document_of, dump_document, format_of, parse_document, validate
@@ -262,31 +264,61 @@ def _prune(path: str, dry_run: bool, out: TextIO) -> None:
 
 
 def cmd_rehash(args: argparse.Namespace, out: TextIO) -> int:
-    """Check every entry of each cassette named and write its entry count again (after a hand edit)."""
+    """Check every entry of each cassette named, write its entry count again and store the hash of
+    each request edited by hand (after a hand edit)."""
     failed = 0
     for argument in args.cassettes:
         try:
             path = existing(argument)
             with file_lock(path):
-                count = _rehash(path)
+                count, edited = _rehash(path)
         except LLMVCRError as err:
             print(f"llmvcr: error: {' '.join(str(err).split())}", file=sys.stderr)
             failed += 1
             continue
-        print(f"{path}: {entries(count)}, counted in its header", file=out)
+        hashes = f"; request_hash of entry {', '.join(map(str, edited))} stored anew" if edited else ""
+        print(f"{path}: {entries(count)}, counted in its header{hashes}", file=out)
     return 2 if failed else 0
 
 
-def _rehash(path: str) -> int:
+def _rehash(path: str) -> tuple[int, list[int]]:
+    """Count the entries again, and store each hand-edited request's hash as its request reads now."""
     data = read_cassette(path)
     document = parse_document(data, path, counted=False)
     document.pop(COUNT_FIELD, None)
     cassette = cassette_from_document(document, path)
     validate(cassette)  # a broken hand edit is reported, never counted as good
     count = len(cassette)
-    # YAML: the one line changes, comments and a hand-made layout stay; JSON holds no comments
-    new = dump_document(document, "json") if format_of(path) == "json" else set_count(data, count, path)
+    fresh = [default_request_hash(e.request.normalised()) for e in cassette.entries]
+    edited = [i for i, e in enumerate(cassette.entries) if e.request_hash != fresh[i]]
+    if format_of(path) == "json":  # JSON holds no comments: written out again
+        for i in edited:
+            document["entries"][i]["request_hash"] = fresh[i]
+        new = dump_document(document, "json")
+    else:  # YAML: only the count line and the edited hashes change; comments and layout stay
+        new = _new_hashes(set_count(data, count, path), fresh, edited, path)
     parse_document(new, path)
     if new != data:
         atomic_write(path, new)
-    return count
+    return count, edited
+
+
+_HASH_LINE = re.compile(rb"^([ \t-]*request_hash:[ \t]*['\"]?)([A-Za-z0-9_:]+)", re.MULTILINE)
+
+
+def _new_hashes(data: bytes, fresh: list[str], edited: list[int], path: str) -> bytes:
+    if not edited:
+        return data
+    lines = list(_HASH_LINE.finditer(data))
+    if len(lines) != len(fresh):  # one request_hash line per entry, in order, or no edit by position
+        raise CommandError(
+            f"{path}: entries {', '.join(map(str, edited[:10]))} were edited by hand, but their "
+            f"request_hash lines could not be told apart; save it again instead "
+            f"(llmvcr convert {path} --to llmvcr-yaml -o {path})"
+        )
+    out, at = [], 0
+    for i in edited:
+        match = lines[i]
+        out += [data[at : match.start(2)], fresh[i].encode()]
+        at = match.end(2)
+    return b"".join([*out, data[at:]])
