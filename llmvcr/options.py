@@ -1,6 +1,7 @@
 """The options of ``use_cassette`` and ``recording``, checked once when they are given.
 
-Precedence, lowest first: an option's default, the value given to ``use_cassette`` (in pytest:
+Precedence, lowest first: an option's default (for ``record_mode``, ``settings.default_record_mode``:
+``once``, or ``none`` when the pytest plugin runs on CI), the value given to ``use_cassette`` (in pytest:
 ``llmvcr_config``, then the marker), then a process-wide ``configure(record_mode=...)`` (the
 ``--llmvcr-record-mode`` flag), which overrides every cassette.
 """
@@ -51,10 +52,12 @@ class CassetteOptions(TypedDict, total=False):
 
 @dataclass(slots=True)
 class Settings:
-    """Process-wide defaults: where bare cassette names live, and a record mode that overrides all."""
+    """Process-wide defaults: where bare cassette names live, a record mode that overrides all, and
+    the record mode of a cassette that names none (the pytest plugin makes it ``none`` on CI)."""
 
     cassette_dir: str = "cassettes"
     record_mode: str | None = None
+    default_record_mode: str = "once"
 
 
 settings = Settings()
@@ -97,7 +100,7 @@ def _as_tuple(value: Any) -> tuple[Any, ...]:
 class Options:
     """Everything ``use_cassette`` and ``recording`` accept, checked when built."""
 
-    record_mode: str = "once"
+    record_mode: str | None = None  # None: settings.default_record_mode, when the cassette opens
     mode: str = "strict"
     match_on: tuple[MatcherSpec, ...] = DEFAULT_MATCH_ON
     ignore: tuple[str, ...] = ()
@@ -154,7 +157,8 @@ class Options:
         if options.get("placeholders") is not None:
             options["placeholders"] = tuple(options["placeholders"])
         built = cls(**options)
-        check("record_mode", built.record_mode, RECORD_MODES)
+        if built.record_mode is not None:
+            check("record_mode", built.record_mode, RECORD_MODES)
         check("mode", built.mode, MATCH_MODES)
         check("on_divergence", built.on_divergence, DIVERGENCE_POLICIES)
         if built.layout is not None:

@@ -9,9 +9,11 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import sysconfig
 import uuid
 import warnings
 from collections.abc import Iterator
+from types import TracebackType
 from typing import Any
 
 import pytest
@@ -20,8 +22,8 @@ from . import _active
 from ._guard import Guard
 from ._summary import RunSummary
 from .api import CassetteContext
-from .errors import CassetteNotFoundError
-from .options import RECORD_MODES, Options
+from .errors import CassetteNotFoundError, LLMVCRError
+from .options import RECORD_MODES, Options, settings
 from .parse_cache import prune_used
 from .playlog import PlayLog
 from .redact import Redactor
@@ -80,6 +82,12 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_RUN] = set_run(run or uuid.uuid4().hex)
     config.stash[_PLAYS] = plays
     _active.add_listener(plays.on_session)
+    # every cassette of the run, marked or opened by the test itself: the flag overrides each one;
+    # on CI, one that names no record mode replays only
+    config.stash[_SETTINGS] = (settings.record_mode, settings.default_record_mode)
+    settings.record_mode = config.getoption("llmvcr_record_mode") or settings.record_mode
+    if on_ci():
+        settings.default_record_mode = "none"
     block = config.getoption("llmvcr_block_network")
     if block is not False and (block or on_ci()):
         allowed = {h.strip() for h in config.getoption("llmvcr_allowed_hosts").split(",") if h.strip()}
@@ -96,6 +104,8 @@ def on_ci() -> bool:
 def pytest_unconfigure(config: pytest.Config) -> None:
     if _RUN in config.stash:
         set_run(config.stash[_RUN])  # the run of an outer session (pytester) goes on
+    if _SETTINGS in config.stash:
+        settings.record_mode, settings.default_record_mode = config.stash[_SETTINGS]
     stats = config.stash.get(_STATS, None)
     if stats is not None:
         _active.remove_listener(stats.on_session)
@@ -258,14 +268,66 @@ _STATS = pytest.StashKey[RunSummary]()
 _GUARD = pytest.StashKey[Guard]()
 _PLAYS = pytest.StashKey[PlayLog]()
 _RUN = pytest.StashKey[str]()
+_SETTINGS = pytest.StashKey[tuple[str | None, str]]()
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    excinfo = call.excinfo
+    explained = excinfo is not None and _raised_by_llmvcr(excinfo) and not item.config.getoption("fulltrace")
+    shortened = _to_user_code(excinfo) if excinfo is not None and explained else None
+    if shortened is not None:  # the user's line that made the call, then the message: not the SDK's code
+        call.excinfo = shortened
     outcome = yield
+    if excinfo is not None and explained and shortened is None:  # in setup, in llmvcr's own fixture
+        outcome.get_result().longrepr = excinfo.exconly()  # type: ignore[attr-defined]
     plays = item.config.stash.get(_PLAYS, None)
     if plays is not None and outcome.get_result().failed:  # type: ignore[attr-defined]
         plays.test_failed(item.nodeid)  # a failed test's cassettes are not evidence for prune
+
+
+_LIBRARIES = tuple(
+    os.path.normcase(os.path.realpath(sysconfig.get_paths()[name]) + os.sep)
+    for name in ("stdlib", "platstdlib", "purelib", "platlib")
+)
+_OWN = os.path.normcase(os.path.dirname(os.path.realpath(__file__)) + os.sep)
+
+
+def _to_user_code(
+    excinfo: pytest.ExceptionInfo[BaseException],
+) -> pytest.ExceptionInfo[BaseException] | None:
+    """The exception with its traceback ending at the last frame of the user's code: no SDK, llmvcr
+    or standard library frame after it (None: no frame is the user's). The exception is not changed."""
+    frames: list[TracebackType] = []
+    tb: TracebackType | None = excinfo.tb
+    while tb is not None:
+        frames.append(tb)
+        tb = tb.tb_next
+    last = max((i for i, t in enumerate(frames) if _user_code(t.tb_frame.f_code.co_filename)), default=None)
+    if last is None or last == len(frames) - 1:
+        return None if last is None else excinfo
+    shortened = TracebackType(None, frames[last].tb_frame, frames[last].tb_lasti, frames[last].tb_lineno)
+    for t in reversed(frames[:last]):  # a copy of the chain: pytest rebuilds entries from it
+        shortened = TracebackType(shortened, t.tb_frame, t.tb_lasti, t.tb_lineno)
+    return pytest.ExceptionInfo.from_exc_info((type(excinfo.value), excinfo.value, shortened))
+
+
+def _raised_by_llmvcr(excinfo: pytest.ExceptionInfo[BaseException]) -> bool:
+    """llmvcr's errors, and a bad option (a ``ValueError`` raised in llmvcr): the message says it all."""
+    if excinfo.errisinstance(LLMVCRError):
+        return True
+    tb: TracebackType | None = excinfo.tb
+    innermost = ""
+    while tb is not None:
+        innermost, tb = tb.tb_frame.f_code.co_filename, tb.tb_next
+    return excinfo.errisinstance(ValueError) and os.path.normcase(os.path.realpath(innermost)).startswith(
+        _OWN
+    )
+
+
+def _user_code(filename: str) -> bool:
+    path = os.path.normcase(os.path.realpath(filename))
+    return not path.startswith((*_LIBRARIES, _OWN)) and "site-packages" not in path
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

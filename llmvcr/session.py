@@ -86,7 +86,7 @@ class Session:
     ) -> None:
         self.path = path
         self.options = options
-        self.record_mode = settings.record_mode or options.record_mode
+        self.record_mode = settings.record_mode or options.record_mode or settings.default_record_mode
         self.persist = persist
         self.redactor = Redactor(
             patterns=compile_redactions(options.redact),
@@ -288,8 +288,8 @@ class Session:
         shown = ", ".join(str(i) for i in stale[:10])
         warnings.warn(
             f"{self.path}: entry {shown} was edited by hand (its stored request_hash no longer matches its "
-            f"request); matching uses the request as it reads now. Save the cassette again to store the "
-            f"new hash (llmvcr convert {self.path} --to llmvcr-yaml).",
+            f"request); matching uses the request as it reads now. Store the new hash with: "
+            f"llmvcr rehash {self.path}",
             EditedCassetteWarning,
             stacklevel=3,
         )

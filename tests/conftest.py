@@ -11,6 +11,7 @@ import pytest
 from llm_server import LLMServer
 
 import llmvcr
+from llmvcr.options import settings
 
 pytest_plugins = ["pytester"]
 
@@ -56,6 +57,8 @@ def cassette_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pa
         "CI",
     ):
         monkeypatch.delenv(var, raising=False)
+    # the plugin read CI when this (outer) run started: a cassette naming no mode records here too
+    monkeypatch.setattr(settings, "default_record_mode", "once")
     yield directory
     llmvcr.configure(cassette_dir="cassettes")
 

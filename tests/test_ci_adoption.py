@@ -6,7 +6,10 @@ and a test that talks to a (local, non-loopback) service the way a suite talks t
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import shlex
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -22,13 +25,7 @@ def ask(text, base_url=URL):
                                   messages=[{"role": "user", "content": text}]).content[0].text
 
 def service_address():
-    # this machine's own non-loopback address: traffic to it stays on the machine
-    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    probe.connect(("192.0.2.1", 9))  # UDP: chooses a route, sends nothing
-    address = probe.getsockname()[0]
-    probe.close()
-    assert not address.startswith("127."), address
-    return address
+    return os.environ["SERVICE_ADDRESS"]  # found before the run: a probe would meet the guard
 """
 
 SERVICE_TEST = """
@@ -44,9 +41,22 @@ def test_talks_to_a_service():
 """
 
 
+def non_loopback_address() -> str:
+    """This machine's own non-loopback address: traffic to it stays on the machine."""
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        probe.connect(("192.0.2.1", 9))  # UDP: chooses a route, sends nothing
+        address = str(probe.getsockname()[0])
+    finally:
+        probe.close()
+    assert not ipaddress.ip_address(address).is_loopback, address
+    return address
+
+
 @pytest.fixture
 def inner(pytester: pytest.Pytester, server: Any, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
     monkeypatch.setenv("LLM_URL", server.url)
+    monkeypatch.setenv("SERVICE_ADDRESS", non_loopback_address())
     monkeypatch.delenv("CI", raising=False)
     return pytester
 
@@ -95,6 +105,12 @@ def test_not_recorded_yet():
     )
     assert server.request_count == before  # nothing went to the API
     assert snapshot(inner.path) == tree  # and nothing was written
+    lines = result.stdout.lines
+    header = next(i for i, line in enumerate(lines) if "ERROR at setup of test_not_recorded_yet" in line)
+    assert lines[header + 1].startswith(
+        "llmvcr.errors.CassetteNotFoundError: test_new.py::"
+    )  # no plugin code
+    assert "pytest_plugin.py" not in result.stdout.str()
     # an explicit flag still wins over the CI default
     run(inner, "--llmvcr-record-mode=once", ci="true").assert_outcomes(passed=1)
     assert (inner.path / "cassettes" / "test_new" / "test_not_recorded_yet.yaml").exists()
@@ -236,3 +252,140 @@ def test_prompt():
     assert "--llmvcr-record-mode=all" in output
     for internal in ("llmvcr/session.py", "llmvcr/providers/_send.py", "llmvcr/providers/base.py"):
         assert internal not in output  # hidden frames: the user's test and the message are what shows
+    assert "anthropic/_base_client.py" not in output  # nor the SDK's: the user's call is the last frame
+    lines = result.stdout.lines
+    start = next(i for i, line in enumerate(lines) if line.startswith("___") and "test_prompt" in line)
+    first_e = next(i for i in range(start, len(lines)) if lines[i].startswith("E   "))
+    shown = lines[start:first_e]
+    assert any(line.startswith(">") and "client.messages.create" in line for line in shown), shown
+    assert first_e - start <= 15, "\n".join(lines[start:first_e])  # was 45 lines of SDK source
+    # --fulltrace still shows every frame, as pytest promises
+    os.environ["PROMPT"] = "changed"
+    try:
+        full = run(inner, "--llmvcr-record-mode=none", "--fulltrace")
+    finally:
+        del os.environ["PROMPT"]
+    assert "anthropic/_base_client.py" in full.stdout.str()
+
+
+def test_ci_and_the_record_mode_flag_reach_cassettes_a_test_opens_itself(
+    inner: pytest.Pytester, server: Any
+) -> None:
+    inner.makepyfile(
+        test_direct=HEADER
+        + """
+@llmvcr.use_cassette("cassettes/direct.yaml")
+def test_decorated():
+    assert ask("direct") == "Echo: direct"
+
+def test_explicit_mode_wins():
+    with llmvcr.use_cassette("cassettes/explicit.yaml", record_mode="once"):
+        assert ask("explicit") == "Echo: explicit"
+"""
+    )
+    before = server.request_count
+    result = run(inner, ci="true")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*cassettes/direct.yaml: no such cassette and record_mode='none'*"])
+    assert server.request_count == before + 1  # only the test that names its own mode recorded
+    assert sorted(p.name for p in (inner.path / "cassettes").iterdir()) == ["explicit.yaml"]
+    # the flag overrides every cassette, as its help says, not only marked tests
+    run(inner, "--llmvcr-record-mode=none").assert_outcomes(passed=1, failed=1)
+    assert server.request_count == before + 1
+    run(inner, "--llmvcr-record-mode=once", ci="true").assert_outcomes(passed=2)
+    assert (inner.path / "cassettes" / "direct.yaml").exists()
+
+
+def test_a_whole_project_recorded_locally_replays_on_ci_and_changes_no_file(
+    inner: pytest.Pytester, server: Any
+) -> None:
+    """One project as a team has it: llmvcr tests, a pytest-recording test and a service test."""
+    inner.makepyfile(
+        test_project=HEADER
+        + SERVICE_TEST
+        + """
+@pytest.mark.llmvcr
+def test_marked():
+    assert ask("marked") == "Echo: marked"
+
+@llmvcr.use_cassette("cassettes/direct.yaml")
+def test_decorated():
+    assert ask("decorated") == "Echo: decorated"
+
+@pytest.mark.vcr
+def test_on_pytest_recording():
+    assert httpx2.post(URL + "/v1/messages", content=b"not json").status_code == 400
+"""
+    )
+    old = os.umask(0o027)  # a team's umask: new files follow it (llmvcr's were 0600 whatever it said)
+    try:
+        # recorded on a laptop, CI unset, as a user runs pytest (its cache on)
+        inner.runpytest_subprocess("--record-mode=once", timeout=120).assert_outcomes(passed=4)
+    finally:
+        os.umask(old)
+    tree = project(inner.path)
+    assert sorted(tree) == [
+        "cassettes/direct.yaml",
+        "cassettes/test_project/test_marked.yaml",
+        "cassettes/test_project/test_on_pytest_recording.yaml",  # pytest-recording's own
+        "test_project.py",
+    ]  # no lock file, no play log
+    assert (inner.path / "cassettes" / "direct.yaml").stat().st_mode & 0o777 == 0o640
+    assert (inner.path / "cassettes" / "test_project" / "test_marked.yaml").stat().st_mode & 0o777 == 0o640
+    before = server.request_count
+    command = readme_ci_test_step()  # what the README tells a team to put in its CI config
+    for args in ((), ("-n", "2"), ("--record-mode=none",)):  # as CI runs it, pytest's cache on
+        result = _ci(inner, *command[1:], *args)
+        result.assert_outcomes(passed=4)
+        result.stdout.fnmatch_lines(
+            ["llmvcr: 2 LLM calls replayed, 0 recorded, 0 cassettes written, 0 unplayed*"]
+        )
+        assert project(inner.path) == tree  # byte for byte
+    assert server.request_count == before  # every answer came from a cassette
+
+
+def readme_ci_test_step() -> list[str]:
+    """The test step of the README's CI config: its last ``- run:`` line, checked to be pytest."""
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("**Run in CI**") : readme.index("**Re-record**")]
+    block = section[section.index("```yaml") : section.index("```", section.index("```yaml") + 3)]
+    steps = [
+        line.split("- run:", 1)[1].split("#")[0].strip() for line in block.splitlines() if "- run:" in line
+    ]
+    assert steps[0].startswith("pip install") and steps[-1].split()[0] == "pytest", steps
+    assert "`CI=true pytest`" in section  # where the CI service does not set CI itself
+    return shlex.split(steps[-1])
+
+
+def project(root: Path) -> dict[str, bytes]:
+    """The project's files, byte for byte; pytest's own cache folder is not the project."""
+    return {k: v for k, v in snapshot(root).items() if not k.startswith(".pytest_cache")}
+
+
+def _ci(p: pytest.Pytester, *args: str) -> pytest.RunResult:
+    os.environ["CI"] = "true"
+    try:
+        return p.runpytest_subprocess(*args, timeout=120)
+    finally:
+        del os.environ["CI"]
+
+
+def test_a_service_allowed_by_name_is_reached_though_it_resolves_outside_loopback(
+    inner: pytest.Pytester,
+) -> None:
+    # a service container named "db", as CI services are: the name resolves to this machine's
+    # non-loopback address (what an /etc/hosts line does, here for this run only)
+    inner.makeconftest(
+        HEADER
+        + """
+_resolve = socket.getaddrinfo
+def _hosts(host, *args, **kwargs):
+    return _resolve(service_address() if host == "db" else host, *args, **kwargs)
+socket.getaddrinfo = _hosts
+"""
+    )
+    inner.makepyfile(test_db=HEADER + SERVICE_TEST.replace("(service_address(), port)", '("db", port)'))
+    run(inner, "--llmvcr-block-network", "--llmvcr-allowed-hosts=db", ci="true").assert_outcomes(passed=1)
+    refused = run(inner, "--llmvcr-block-network", ci="true")  # the same test, "db" not allowed
+    refused.assert_outcomes(failed=1)
+    refused.stdout.fnmatch_lines(["*NetworkBlockedError: *test_talks_to_a_service: a connection to*"])

@@ -174,7 +174,7 @@ def test_convert_from_vcrpy(
     status, out, _ = run(
         capsys, "convert", str(source), "--to", "llmvcr-yaml", "-o", str(tmp_path / "c.yaml")
     )
-    assert status == 0 and "1 entries" in out
+    assert status == 0 and "(llmvcr-yaml, 1 entry from" in out
     assert run(capsys, "scan", str(tmp_path / "c.yaml"))[0] == 0  # ...the import did not
 
 
@@ -562,3 +562,39 @@ def test_a_bare_name_is_found_in_the_cassettes_folders_beside_the_tests(
     assert status == 0 and "beside" in out
     status, _, err = run(capsys, "show", "test_chat/test_two")
     assert status == 2 and "nor in a 'cassettes' folder below here" in err
+
+
+@pytest.mark.parametrize("suffix", [".yaml", ".json"])
+def test_rehash_stores_the_hash_of_a_request_edited_by_hand(
+    capsys: pytest.CaptureFixture[str], anthropic_client: Any, cassette_dir: Path, suffix: str
+) -> None:
+    import re
+    import warnings
+
+    from llmvcr.errors import EditedCassetteWarning
+
+    def ask(text: str) -> None:
+        anthropic_client.messages.create(
+            model="claude-test", max_tokens=8, messages=[{"role": "user", "content": text}]
+        )
+
+    path = cassette_dir / f"edited{suffix}"
+    with llmvcr.recording(path):
+        ask("same")
+        ask("before")
+        ask("same again")
+    path.write_text(path.read_text().replace("before", "after"))
+    with pytest.warns(EditedCassetteWarning, match=re.escape(f"llmvcr rehash {path}")):
+        with llmvcr.recording(path, record_mode="none"):
+            ask("after")
+    status, out, _ = run(capsys, "rehash", str(path))
+    assert status == 0 and out.strip().endswith(
+        "3 entries, counted in its header; request_hash of entry 1 stored anew"
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning left
+        with llmvcr.recording(path, record_mode="none") as cassette:
+            for text in ("same", "after", "same again"):
+                ask(text)
+    assert cassette.unplayed == []
+    assert run(capsys, "rehash", str(path))[1].strip().endswith("3 entries, counted in its header")

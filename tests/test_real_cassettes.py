@@ -168,7 +168,7 @@ def test_ls_show_and_scan_name_each_format(capsys: pytest.CaptureFixture[str], t
     assert "pydantic-ai/test_openai_instructions.yaml (cassetter, read in place)" in out
     assert "test_anthropic_message_create_legacy.yaml.gz (langchain-gz, read in place)" in out
     assert main(["show", str(folder / "pydantic-ai" / "test_openai_instructions.yaml")]) == 0
-    assert "1 entries (a cassetter cassette, shown as llmvcr replays it)" in capsys.readouterr().out
+    assert "1 entry (a cassetter cassette, shown as llmvcr replays it)" in capsys.readouterr().out
     assert main(["scan", str(folder / "llm")]) == 1
     out = capsys.readouterr().out
     assert "(vcrpy cassette): interactions[0].response.headers.set-cookie[1]: credential-header" in out

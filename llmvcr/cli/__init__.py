@@ -7,7 +7,7 @@
                                           SRC may be a folder: every file in it
     llmvcr scan PATH...                   exit 1 when anything looks like a credential
     llmvcr prune PATH...                  drop the entries the last run did not play
-    llmvcr rehash CASSETTE...             after a hand edit: check every entry, count them again
+    llmvcr rehash CASSETTE...             after a hand edit: check every entry, count them, store hashes
 
 Errors are one line on stderr (what went wrong, with which file, and what to do) and exit status 2;
 ``diff`` and ``scan`` exit 1 for "different" and "found".
@@ -59,7 +59,12 @@ def build_parser() -> argparse.ArgumentParser:
         "command that imports them.",
     )
     ls.add_argument(
-        "dir", nargs="?", default="cassettes", metavar="DIR", help="folder to list (default: cassettes)"
+        "dir",
+        nargs="?",
+        default=None,
+        metavar="DIR",
+        help="folder to list (default: ./cassettes, else every 'cassettes' folder below here, "
+        "where the pytest plugin keeps them beside the tests)",
     )
     ls.set_defaults(run=cmd_ls)
 
@@ -137,10 +142,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     rehash = commands.add_parser(
         "rehash",
-        help="after editing a cassette by hand: check every entry and count them again",
-        description="Check every entry of each CASSETTE and write the entry count in its header "
-        "again (nothing else changes). Run it after removing entries by hand: a file holding fewer "
-        "entries than its header counts is refused as truncated. Appending entries needs no rehash.",
+        help="after editing a cassette by hand: check every entry, count them, store edited hashes",
+        description="Check every entry of each CASSETTE, write the entry count in its header again "
+        "and store the request_hash of each request edited by hand (nothing else changes). Run it "
+        "after removing entries by hand (a file holding fewer entries than its header counts is "
+        "refused as truncated) or editing a prompt (replay then warns no more).",
     )
     rehash.add_argument("cassettes", nargs="+", metavar="CASSETTE", help="cassette files")
     rehash.set_defaults(run=cmd_rehash)

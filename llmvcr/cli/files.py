@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import warnings
 from collections.abc import Iterator, Sequence
@@ -17,13 +18,14 @@ from ..convert.regista import to_regista_trace
 from ..convert.vcrpy import FOREIGN, NoLLMCallsError, read_document, vcr_loader
 from ..errors import CassetteFormatError, CommandError, LLMVCRError
 from ..linear import without
+from ..matching import default_request_hash
 from ..playlog import read_record, store_for, update_record
 from ..redact import find_secrets
 from ..storage import cassette_from_document, document_of, dump_document, format_of, parse_document, validate
 from ..validation import COUNT_FIELD, read_cassette, set_count
 from ..writer import atomic_write, file_lock
 from .inspect import listed
-from .reading import SUFFIXES, TARGET_SUFFIX, existing, load_any, sniff
+from .reading import SUFFIXES, TARGET_SUFFIX, entries, existing, load_any, sniff
 
 
 def write_as(cassette: Cassette, target: str, to: str, layout: str | None = None) -> str:
@@ -57,7 +59,7 @@ def cmd_convert(args: argparse.Namespace, out: TextIO) -> int:
         raise CommandError(f"{args.output} is a folder; -o names the output file when SRC is a file")
     cassette = load_any(src, args.from_format)
     target = write_as(cassette, args.output, args.to, args.layout)
-    print(f"wrote {target} ({args.to}, {len(cassette)} entries from {src})", file=out)
+    print(f"wrote {target} ({args.to}, {entries(len(cassette))} from {src})", file=out)
     return 0
 
 
@@ -126,7 +128,7 @@ def _convert_one(args: argparse.Namespace, path: str, out: TextIO) -> tuple[str,
     for warning in caught:
         print(f"llmvcr: warning: {' '.join(str(warning.message).split())}", file=sys.stderr)
     write_as(cassette, target, args.to, args.layout)
-    print(f"wrote {target} ({args.to}, {len(cassette)} entries from {path})", file=out)
+    print(f"wrote {target} ({args.to}, {entries(len(cassette))} from {path})", file=out)
     return (path, fmt, str(len(cassette)), f"wrote {target}")
 
 
@@ -255,38 +257,68 @@ def _prune(path: str, dry_run: bool, out: TextIO) -> None:
         )
     verb = "would drop" if dry_run else "dropped"
     print(
-        f"{path}: kept {len(hashes) - len(drop)} of {len(hashes)} entries, {verb} {len(drop)} "
+        f"{path}: kept {len(hashes) - len(drop)} of {entries(len(hashes))}, {verb} {len(drop)} "
         f"(not played by the run of {record.finished})",
         file=out,
     )
 
 
 def cmd_rehash(args: argparse.Namespace, out: TextIO) -> int:
-    """Check every entry of each cassette named and write its entry count again (after a hand edit)."""
+    """Check every entry of each cassette named, write its entry count again and store the hash of
+    each request edited by hand (after a hand edit)."""
     failed = 0
     for argument in args.cassettes:
         try:
             path = existing(argument)
             with file_lock(path):
-                count = _rehash(path)
+                count, edited = _rehash(path)
         except LLMVCRError as err:
             print(f"llmvcr: error: {' '.join(str(err).split())}", file=sys.stderr)
             failed += 1
             continue
-        print(f"{path}: {count} entries, counted in its header", file=out)
+        hashes = f"; request_hash of entry {', '.join(map(str, edited))} stored anew" if edited else ""
+        print(f"{path}: {entries(count)}, counted in its header{hashes}", file=out)
     return 2 if failed else 0
 
 
-def _rehash(path: str) -> int:
+def _rehash(path: str) -> tuple[int, list[int]]:
+    """Count the entries again, and store each hand-edited request's hash as its request reads now."""
     data = read_cassette(path)
     document = parse_document(data, path, counted=False)
     document.pop(COUNT_FIELD, None)
     cassette = cassette_from_document(document, path)
     validate(cassette)  # a broken hand edit is reported, never counted as good
     count = len(cassette)
-    # YAML: the one line changes, comments and a hand-made layout stay; JSON holds no comments
-    new = dump_document(document, "json") if format_of(path) == "json" else set_count(data, count, path)
+    fresh = [default_request_hash(e.request.normalised()) for e in cassette.entries]
+    edited = [i for i, e in enumerate(cassette.entries) if e.request_hash != fresh[i]]
+    if format_of(path) == "json":  # JSON holds no comments: written out again
+        for i in edited:
+            document["entries"][i]["request_hash"] = fresh[i]
+        new = dump_document(document, "json")
+    else:  # YAML: only the count line and the edited hashes change; comments and layout stay
+        new = _new_hashes(set_count(data, count, path), fresh, edited, path)
     parse_document(new, path)
     if new != data:
         atomic_write(path, new)
-    return count
+    return count, edited
+
+
+_HASH_LINE = re.compile(rb"^([ \t-]*request_hash:[ \t]*['\"]?)([A-Za-z0-9_:]+)", re.MULTILINE)
+
+
+def _new_hashes(data: bytes, fresh: list[str], edited: list[int], path: str) -> bytes:
+    if not edited:
+        return data
+    lines = list(_HASH_LINE.finditer(data))
+    if len(lines) != len(fresh):  # one request_hash line per entry, in order, or no edit by position
+        raise CommandError(
+            f"{path}: entries {', '.join(map(str, edited[:10]))} were edited by hand, but their "
+            f"request_hash lines could not be told apart; save it again instead "
+            f"(llmvcr convert {path} --to llmvcr-yaml -o {path})"
+        )
+    out, at = [], 0
+    for i in edited:
+        match = lines[i]
+        out += [data[at : match.start(2)], fresh[i].encode()]
+        at = match.end(2)
+    return b"".join([*out, data[at:]])

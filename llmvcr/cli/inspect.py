@@ -15,7 +15,7 @@ from ..convert.vcrpy import FOREIGN
 from ..diff import shorten_pair, structural_diff
 from ..errors import CommandError, LLMVCRError
 from ..storage import load_cassette
-from .reading import SUFFIXES, existing, load_any, models, size, sniff
+from .reading import SUFFIXES, cassette_folders, entries, existing, load_any, models, size, sniff
 
 
 # -- commands ---------------------------------------------------------------------------------------
@@ -24,16 +24,30 @@ def listed(name: str, suffixes: tuple[str, ...]) -> bool:
 
 
 def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
-    root = args.dir
+    if args.dir is None and not os.path.isdir("cassettes"):
+        # as the pytest plugin keeps them: a 'cassettes' folder beside each test file
+        roots = cassette_folders()
+        if not roots:
+            raise CommandError(
+                "no 'cassettes' folder here or below; name the folder that holds the cassettes "
+                "(llmvcr ls tests/cassettes)"
+            )
+        return _list(roots, ".", out)
+    root = args.dir or "cassettes"
     if os.path.isfile(root):
         raise CommandError(f"{root} is a file; llmvcr ls lists a folder (llmvcr show {root} prints this one)")
     if not os.path.isdir(root):
         raise CommandError(
             f"{root}: no such folder; name the folder that holds the cassettes (llmvcr ls tests/cassettes)"
         )
+    return _list([root], root, out)
+
+
+def _list(roots: list[str], base: str, out: TextIO) -> int:
+    """One table of the cassettes under ``roots``, named relative to ``base``."""
     rows: list[tuple[str, str, str, str, str]] = []
     skipped: list[str] = []
-    for directory, _, files in sorted(os.walk(root)):
+    for directory, _, files in sorted(w for root in roots for w in os.walk(root)):
         for name in sorted(files):
             if not listed(name, SUFFIXES):
                 continue
@@ -55,7 +69,7 @@ def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
             kind = f" ({fmt}, read in place)" if fmt in FOREIGN else ""
             rows.append(
                 (
-                    os.path.relpath(path, root) + kind,
+                    os.path.relpath(path, base) + kind,
                     str(len(cassette)),
                     providers,
                     ", ".join(models(cassette)) or "-",
@@ -63,7 +77,7 @@ def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:
                 )
             )
     if not rows:
-        print(f"no llmvcr cassettes under {root}", file=out)
+        print(f"no llmvcr cassettes under {', '.join(roots)}", file=out)
     else:
         header = ("cassette", "entries", "providers", "models", "size")
         widths = [max(len(r[i]) for r in [header, *rows]) for i in range(5)]
@@ -104,7 +118,7 @@ def show_lines(cassette: Cassette, fmt: str = "llmvcr") -> Iterator[str]:
     """The cassette as a readable conversation: only what each call adds to the one before it."""
     seed = f", seed {cassette.seed!r}" if cassette.seed is not None else ""
     kind = "" if fmt == "llmvcr" else f" (a {fmt} cassette, shown as llmvcr replays it)"
-    yield f"{cassette.path or '(in memory)'}: {len(cassette)} entries{seed}{kind}"
+    yield f"{cassette.path or '(in memory)'}: {entries(len(cassette))}{seed}{kind}"
     history: list[JSON] = []
     system = None
     for position, entry in enumerate(cassette.entries):
@@ -173,7 +187,7 @@ def _show_value(value: Any) -> str:
 def cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
     a = load_any(existing(args.a), args.from_format)
     b = load_any(existing(args.b), args.from_format)
-    print(f"A: {a.path} ({len(a)} entries)\nB: {b.path} ({len(b)} entries)", file=out)
+    print(f"A: {a.path} ({entries(len(a))})\nB: {b.path} ({entries(len(b))})", file=out)
     differ = False
     for i in range(max(len(a), len(b))):
         if i >= len(a) or i >= len(b):

@@ -51,6 +51,19 @@ def existing(argument: str) -> str:
 _SKIPPED = frozenset({".git", ".venv", "venv", "node_modules", ".tox", ".pytest_cache", "__pycache__"})
 
 
+def cassette_folders() -> list[str]:
+    """The ``cassettes`` folders below the current one, where the pytest plugin keeps each test
+    file's cassettes (``tests/cassettes``, ``tests/api/cassettes``...); none inside another."""
+    found: list[str] = []
+    for directory, folders, _ in os.walk("."):
+        if os.path.basename(directory) == "cassettes":
+            found.append(os.path.normpath(directory))
+            folders[:] = []
+            continue
+        folders[:] = sorted(f for f in folders if f not in _SKIPPED and not f.startswith(".venv"))
+    return found
+
+
 def _beside_tests(name: str) -> list[str]:
     """``test_chat/test_one`` or ``test_one.yaml`` in any ``cassettes`` folder below the current one."""
     wanted = name if name.lower().endswith(SUFFIXES) else None
@@ -162,6 +175,11 @@ def _load(path: str, fmt: str) -> Cassette:
     if fmt == "otel":
         return from_otel(path)
     return load_cassette(path)
+
+
+def entries(n: int) -> str:
+    """``1 entry``, ``2 entries``."""
+    return f"{n:,} {'entry' if n == 1 else 'entries'}"
 
 
 def size(n: int) -> str:
