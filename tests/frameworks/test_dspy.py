@@ -53,7 +53,10 @@ def test_chat_and_tool_call(which: str, engine: str, server: LLMServer, roundtri
         results = [call.execute(functions=[dspy.Tool(get_weather)]) for call in asked.outputs.tool_calls]
         return [chat, results]
 
-    assert roundtrip(f"dspy-{which}-{engine}", scenario) == [["Echo: Hello dspy"], ["21C in Paris"]]
+    assert roundtrip(f"dspy-{which}-{engine}", scenario, framework="dspy") == [
+        ["Echo: Hello dspy"],
+        ["21C in Paris"],
+    ]
 
 
 @pytest.mark.parametrize("engine", ["auto", "litellm"])
@@ -67,7 +70,7 @@ async def test_stream(engine: str, server: LLMServer, roundtrip: Roundtrip) -> N
         chunks = [i.chunk for i in items if isinstance(i, dspy.streaming.StreamResponse)]
         return [chunks, items[-1].answer]
 
-    out = await roundtrip.run_async(f"dspy-stream-{engine}", scenario)
+    out = await roundtrip.run_async(f"dspy-stream-{engine}", scenario, framework="dspy")
     assert out[0] and out[1] == "x"
 
 

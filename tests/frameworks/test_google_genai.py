@@ -51,7 +51,7 @@ def test_sync(client: genai.Client, roundtrip: Roundtrip) -> None:
         vectors = client.models.embed_content(model="text-embedding-004", contents=["a", "b"])
         return [chat.text, stream, turns, [e.values for e in vectors.embeddings or []], tool_loop(client)]
 
-    out = roundtrip("genai-sync", scenario)
+    out = roundtrip("genai-sync", scenario, framework="google-genai")
     assert out[0] == "Echo: Hello Gemini"
     assert "".join(out[1]) == "Echo: Tell me more" and len(out[1]) > 1
     assert out[4] == [{"city": "Paris"}, 'The tool said: {"temp": "21C"}']
@@ -69,7 +69,7 @@ async def test_async(client: genai.Client, roundtrip: Roundtrip) -> None:
         vectors = await client.aio.models.embed_content(model="text-embedding-004", contents="a")
         return [chat.text, stream, turn, [e.values for e in vectors.embeddings or []]]
 
-    out = await roundtrip.run_async("genai-async", scenario)
+    out = await roundtrip.run_async("genai-async", scenario, framework="google-genai")
     assert out[0] == "Echo: Hello async" and "".join(out[1]) == "Echo: More"
 
 
@@ -79,7 +79,11 @@ def test_errors_replay_as_genai_errors(client: genai.Client, roundtrip: Roundtri
             client.models.generate_content(model=MODEL, contents="__status_400__")
         return (type(info.value).__name__, info.value.code, info.value.status)
 
-    assert roundtrip("genai-error", scenario) == ("ClientError", 400, "INVALID_ARGUMENT")
+    assert roundtrip("genai-error", scenario, framework="google-genai") == (
+        "ClientError",
+        400,
+        "INVALID_ARGUMENT",
+    )
 
 
 def test_header_key_never_written(server: LLMServer, cassette_dir: Any) -> None:
@@ -101,9 +105,9 @@ def test_query_key_never_written_and_replays(server: LLMServer, roundtrip: Round
         url = f"{server.url}/v1beta/models/{MODEL}:generateContent?key={SENTINEL}"
         return httpx2.post(url, json=body).json()
 
-    assert roundtrip("gemini-query-key", scenario)["candidates"][0]["content"]["parts"] == [
-        {"text": "Echo: hi"}
-    ]
+    assert roundtrip("gemini-query-key", scenario, framework="httpx2")["candidates"][0]["content"][
+        "parts"
+    ] == [{"text": "Echo: hi"}]
     assert server.last_request.query == f"key={SENTINEL}"  # it was sent, and (roundtrip) never written
 
 
@@ -119,7 +123,7 @@ async def test_async_stream_cut_mid_way_replays_the_same_failure(
                 texts.append(chunk.text or "")
         return texts, type(info.value).__name__
 
-    texts, error = await roundtrip.run_async("genai-stream-drop", scenario)
+    texts, error = await roundtrip.run_async("genai-stream-drop", scenario, framework="google-genai")
     assert len(texts) == 4 and error == "ClientPayloadError"
 
 

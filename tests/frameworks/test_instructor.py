@@ -40,7 +40,7 @@ def test_openai(server: LLMServer, roundtrip: Roundtrip) -> None:
         )
         return [chat.model_dump(), stream, weather.model_dump()]
 
-    out = roundtrip("instructor-openai", scenario)
+    out = roundtrip("instructor-openai", scenario, framework="instructor")
     assert set(out[0]) == {"answer", "count"} and len(out[1]) > 1 and set(out[1][-1]) == {"answer", "count"}
     assert out[2] == {"city": "Paris"}
 
@@ -57,4 +57,4 @@ def test_anthropic_tools(server: LLMServer, roundtrip: Roundtrip) -> None:
         )
         return weather.model_dump()
 
-    assert roundtrip("instructor-anthropic", scenario) == {"city": "Paris"}
+    assert roundtrip("instructor-anthropic", scenario, framework="instructor") == {"city": "Paris"}

@@ -27,6 +27,10 @@ def openai_chat(server: LLMServer) -> Any:
     return ChatOpenAI(model="gpt-4o", api_key=SENTINEL, base_url=server.url + "/v1", max_retries=0)
 
 
+def which(make: Any) -> str:
+    return str(make.__name__.split("_")[0])
+
+
 def text_of(message: Any) -> str:
     content = message.content
     if isinstance(content, str):
@@ -53,7 +57,7 @@ def test_sync(make: Any, server: LLMServer, roundtrip: Roundtrip) -> None:
         pieces = [text_of(c) for c in model.stream("Stream chain")]
         return [chat, [p for p in pieces if p], tool_loop(model)]
 
-    out = roundtrip("langchain", scenario)
+    out = roundtrip(f"langchain-{which(make)}", scenario, framework=f"langchain-{which(make)}")
     assert out[0] == "Echo: Hello chain"
     assert "".join(out[1]) == "Echo: Stream chain" and len(out[1]) > 1
     assert out[2] == "The tool said: 21C in Paris"
@@ -67,7 +71,9 @@ async def test_async(make: Any, server: LLMServer, roundtrip: Roundtrip) -> None
         pieces = [text_of(c) async for c in model.astream("Stream async chain")]
         return [chat, [p for p in pieces if p]]
 
-    out = await roundtrip.run_async("langchain-async", scenario)
+    out = await roundtrip.run_async(
+        f"langchain-async-{which(make)}", scenario, framework=f"langchain-{which(make)}"
+    )
     assert out == ["Echo: Hello async chain", out[1]] and "".join(out[1]) == "Echo: Stream async chain"
 
 
@@ -81,4 +87,4 @@ def test_openai_embeddings(server: LLMServer, roundtrip: Roundtrip) -> None:
         )
         return embeddings.embed_documents(["a", "b"])
 
-    assert len(roundtrip("langchain-embeddings", scenario)) == 2
+    assert len(roundtrip("langchain-embeddings", scenario, framework="langchain-openai")) == 2

@@ -66,7 +66,7 @@ def test_sync(which: str, server: LLMServer, roundtrip: Roundtrip) -> None:
         pieces = [c.choices[0].delta.content for c in stream if c.choices and c.choices[0].delta.content]
         return [chat.choices[0].message.content, pieces, tool_loop(server, which)]
 
-    out = roundtrip(f"litellm-{which}", scenario)
+    out = roundtrip(f"litellm-{which}", scenario, framework="litellm")
     assert out[0] == "Echo: Hello lite"
     assert "".join(out[1]) == "Echo: Stream lite" and len(out[1]) > 1
     assert "21C in Paris" in out[2]
@@ -86,7 +86,7 @@ async def test_async(which: str, server: LLMServer, roundtrip: Roundtrip) -> Non
         ]
         return [chat.choices[0].message.content, pieces]
 
-    out = await roundtrip.run_async(f"litellm-async-{which}", scenario)
+    out = await roundtrip.run_async(f"litellm-async-{which}", scenario, framework="litellm")
     # one entry per request: the httpx seam owns a call its aiohttp transport then sends
     assert roundtrip.entries == roundtrip.requests == 2
     assert out[0] == "Echo: Hello async" and "".join(out[1]) == "Echo: Stream async"
