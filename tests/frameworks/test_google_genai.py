@@ -42,6 +42,17 @@ def tool_loop(client: genai.Client) -> list[Any]:
     return [call.args, second.text]
 
 
+async def async_tool_loop(client: genai.Client) -> list[Any]:
+    config = types.GenerateContentConfig(tools=[WEATHER])
+    question = types.Content(role="user", parts=[types.Part(text="What is the weather in Paris?")])
+    first = await client.aio.models.generate_content(model=MODEL, contents=[question], config=config)
+    call = first.function_calls[0]
+    result = types.Part.from_function_response(name=call.name, response={"temp": "21C"})
+    contents = [question, first.candidates[0].content, types.Content(role="user", parts=[result])]
+    second = await client.aio.models.generate_content(model=MODEL, contents=contents, config=config)
+    return [call.args, second.text]
+
+
 def test_sync(client: genai.Client, roundtrip: Roundtrip) -> None:
     def scenario() -> list[Any]:
         chat = client.models.generate_content(model=MODEL, contents="Hello Gemini")
@@ -67,10 +78,12 @@ async def test_async(client: genai.Client, roundtrip: Roundtrip) -> None:
         session = client.aio.chats.create(model=MODEL)
         turn = (await session.send_message("first")).text
         vectors = await client.aio.models.embed_content(model="text-embedding-004", contents="a")
-        return [chat.text, stream, turn, [e.values for e in vectors.embeddings or []]]
+        vector = [e.values for e in vectors.embeddings or []]
+        return [chat.text, stream, turn, vector, await async_tool_loop(client)]
 
     out = await roundtrip.run_async("genai-async", scenario, framework="google-genai")
     assert out[0] == "Echo: Hello async" and "".join(out[1]) == "Echo: More"
+    assert out[4] == [{"city": "Paris"}, 'The tool said: {"temp": "21C"}']
 
 
 def test_errors_replay_as_genai_errors(client: genai.Client, roundtrip: Roundtrip) -> None:
@@ -84,6 +97,17 @@ def test_errors_replay_as_genai_errors(client: genai.Client, roundtrip: Roundtri
         400,
         "INVALID_ARGUMENT",
     )
+
+
+async def test_async_errors_replay_as_genai_errors(client: genai.Client, roundtrip: Roundtrip) -> None:
+    async def scenario() -> Any:
+        with pytest.raises(errors.APIError) as info:
+            await client.aio.models.generate_content(model=MODEL, contents="__status_429__")
+        return (type(info.value).__name__, info.value.code, info.value.status)
+
+    out = await roundtrip.run_async("genai-async-error", scenario, framework="google-genai")
+    assert out == ("ClientError", 429, "RESOURCE_EXHAUSTED")
+    assert roundtrip.transports == {"aiohttp": 1}
 
 
 def test_header_key_never_written(server: LLMServer, cassette_dir: Any) -> None:

@@ -49,6 +49,16 @@ def tool_loop(model: Any) -> str:
     return text_of(bound.invoke(messages))
 
 
+async def async_tool_loop(model: Any) -> str:
+    bound = model.bind_tools([get_weather])
+    messages: list[Any] = [HumanMessage("What is the weather in Paris?")]
+    reply = await bound.ainvoke(messages)
+    messages.append(reply)
+    for call in reply.tool_calls:
+        messages.append(ToolMessage(await get_weather.ainvoke(call["args"]), tool_call_id=call["id"]))
+    return text_of(await bound.ainvoke(messages))
+
+
 @pytest.mark.parametrize("make", [anthropic_chat, openai_chat], ids=["anthropic", "openai"])
 def test_sync(make: Any, server: LLMServer, roundtrip: Roundtrip) -> None:
     def scenario() -> list[Any]:
@@ -69,12 +79,13 @@ async def test_async(make: Any, server: LLMServer, roundtrip: Roundtrip) -> None
         model = make(server)
         chat = text_of(await model.ainvoke("Hello async chain"))
         pieces = [text_of(c) async for c in model.astream("Stream async chain")]
-        return [chat, [p for p in pieces if p]]
+        return [chat, [p for p in pieces if p], await async_tool_loop(model)]
 
     out = await roundtrip.run_async(
         f"langchain-async-{which(make)}", scenario, framework=f"langchain-{which(make)}"
     )
-    assert out == ["Echo: Hello async chain", out[1]] and "".join(out[1]) == "Echo: Stream async chain"
+    assert out[0] == "Echo: Hello async chain" and "".join(out[1]) == "Echo: Stream async chain"
+    assert out[2] == "The tool said: 21C in Paris"
 
 
 def test_openai_embeddings(server: LLMServer, roundtrip: Roundtrip) -> None:
