@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import importlib
+import json
 import time
 from typing import Any
 
+import aiohttp
 import httpx2
 import pytest
 from google import genai
@@ -86,6 +89,30 @@ async def test_async(client: genai.Client, roundtrip: Roundtrip) -> None:
     assert out[4] == [{"city": "Paris"}, 'The tool said: {"temp": "21C"}']
 
 
+@pytest.mark.parametrize("backend", ["httpx2", "httpx"])
+async def test_every_http_backend_the_sdk_can_choose(
+    backend: str, server: LLMServer, roundtrip: Roundtrip, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GOOGLE_GENAI_HTTP_CLIENT picks httpx or httpx2; an httpx async client given in the options
+    takes ``client.aio`` off aiohttp."""
+    monkeypatch.setenv("GOOGLE_GENAI_HTTP_CLIENT", backend)
+    module = importlib.import_module(backend)
+
+    async def scenario() -> list[Any]:
+        options = types.HttpOptions(base_url=server.url, httpx_async_client=module.AsyncClient())
+        client = genai.Client(api_key=SENTINEL, http_options=options)
+        chat = client.models.generate_content(model=MODEL, contents="Hello sync")
+        stream = [
+            c.text
+            async for c in await client.aio.models.generate_content_stream(model=MODEL, contents="More")
+        ]
+        return [chat.text, stream, await async_tool_loop(client)]
+
+    out = await roundtrip.run_async(f"genai-{backend}", scenario, framework="google-genai")
+    assert out[0] == "Echo: Hello sync" and "".join(out[1]) == "Echo: More"
+    assert roundtrip.transports == {backend: 4}
+
+
 def test_errors_replay_as_genai_errors(client: genai.Client, roundtrip: Roundtrip) -> None:
     def scenario() -> Any:
         with pytest.raises(errors.ClientError) as info:
@@ -133,6 +160,21 @@ def test_query_key_never_written_and_replays(server: LLMServer, roundtrip: Round
         "parts"
     ] == [{"text": "Echo: hi"}]
     assert server.last_request.query == f"key={SENTINEL}"  # it was sent, and (roundtrip) never written
+
+
+async def test_query_key_never_written_through_aiohttp(server: LLMServer, roundtrip: Roundtrip) -> None:
+    body = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
+
+    async def scenario() -> Any:
+        url = f"{server.url}/v1beta/models/{MODEL}:streamGenerateContent?alt=sse&key={SENTINEL}"
+        async with aiohttp.ClientSession() as session, session.post(url, json=body) as response:
+            # events as JSON: a replayed stream is re-encoded compactly (the server spaces its JSON)
+            return [json.loads(line[5:]) async for line in response.content if line.startswith(b"data:")]
+
+    events = await roundtrip.run_async("gemini-query-key-aiohttp", scenario, framework="aiohttp")
+    assert "".join(p["text"] for e in events for p in e["candidates"][0]["content"]["parts"]) == "Echo: hi"
+    assert roundtrip.transports == {"aiohttp": 1} and roundtrip.providers == ["google"]
+    assert server.last_request.query == f"alt=sse&key={SENTINEL}"
 
 
 async def test_async_stream_cut_mid_way_replays_the_same_failure(
