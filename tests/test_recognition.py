@@ -94,3 +94,38 @@ def test_anything_else_is_refused_in_replay_and_counted_when_recording(
     ):
         send(client, method, url, headers)
     assert answer.sent == 2  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("library", ["httpx2", "httpx"])
+async def test_async_clients_are_recognised_and_refused_alike(library: str) -> None:
+    module = importlib.import_module(library)
+    answer.sent = 0  # type: ignore[attr-defined]
+    transport = module.MockTransport(answer)  # a sync handler serves an AsyncClient too
+
+    async def call(url: str, headers: dict[str, str]) -> Any:
+        async with module.AsyncClient(transport=transport, headers={"user-agent": "home-made/1.0"}) as client:
+            response = await client.post(url, headers=headers, json={"model": "m"})
+            return response.status_code, response.text
+
+    with llmvcr.recording("async-formats") as cassette:
+        live = [await call(u, h) for _, u, h, _ in RECOGNISED[:8]]
+    assert [e.provider for e in cassette.entries] == [p for *_, p in RECOGNISED[:8]]
+    with llmvcr.recording("async-formats", record_mode="none"):
+        assert [await call(u, h) for _, u, h, _ in RECOGNISED[:8]] == live
+        with pytest.raises(UnrecognizedRequestError, match=r"POST http://127.0.0.1:9/v1/messages inside"):
+            await call(f"{LOCAL}/v1/messages", {"x-api-key": "not-anthropic"})
+    assert answer.sent == 8  # type: ignore[attr-defined]
+
+
+def test_a_once_cassette_that_exists_refuses_them_too(client: Any) -> None:
+    """``once`` (the marker's default) replays an existing cassette, so it refuses like ``none``."""
+    with llmvcr.recording("once", record_mode="once"):
+        send(client, *RECOGNISED[0][:3])
+    with (
+        llmvcr.recording("once", record_mode="once"),
+        pytest.raises(
+            UnrecognizedRequestError, match=r"GET https://example.com/health inside .*record_mode='once'"
+        ),
+    ):
+        send(client, "GET", "https://example.com/health", {})
+    assert answer.sent == 1  # type: ignore[attr-defined]
