@@ -63,9 +63,13 @@ def test_sync(client: genai.Client, roundtrip: Roundtrip) -> None:
         session = client.chats.create(model=MODEL)
         turns = [session.send_message("first").text, session.send_message("second").text]
         vectors = client.models.embed_content(model="text-embedding-004", contents=["a", "b"])
-        return [chat.text, stream, turns, [e.values for e in vectors.embeddings or []], tool_loop(client)]
+        vector = [e.values for e in vectors.embeddings or []]
+        assert isinstance(chat, types.GenerateContentResponse)  # the SDK's own type, live and replayed
+        whole = chat.model_dump(exclude={"sdk_http_response"})  # every field but the raw HTTP headers
+        return [chat.text, stream, turns, vector, tool_loop(client), whole]
 
     out = roundtrip("genai-sync", scenario, framework="google-genai")
+    assert out[5]["candidates"][0]["content"]["parts"][0]["text"] == "Echo: Hello Gemini"
     assert out[0] == "Echo: Hello Gemini"
     assert "".join(out[1]) == "Echo: Tell me more" and len(out[1]) > 1
     assert out[4] == [{"city": "Paris"}, 'The tool said: {"temp": "21C"}']
@@ -82,7 +86,8 @@ async def test_async(client: genai.Client, roundtrip: Roundtrip) -> None:
         turn = (await session.send_message("first")).text
         vectors = await client.aio.models.embed_content(model="text-embedding-004", contents="a")
         vector = [e.values for e in vectors.embeddings or []]
-        return [chat.text, stream, turn, vector, await async_tool_loop(client)]
+        whole = chat.model_dump(exclude={"sdk_http_response"})
+        return [chat.text, stream, turn, vector, await async_tool_loop(client), whole]
 
     out = await roundtrip.run_async("genai-async", scenario, framework="google-genai")
     assert out[0] == "Echo: Hello async" and "".join(out[1]) == "Echo: More"
