@@ -22,6 +22,9 @@ def installed_version(distribution: str) -> str:
         return "not installed"
 
 
+HTTP_LIBRARIES = {"httpx", "httpx2", "aiohttp"}  # a scenario of no framework: a client of its own
+
+
 def framework_table(results: list[Result]) -> list[str]:
     """One row per framework, as a Markdown table: every row's scenarios recorded, replayed offline
     (sockets refused, server untouched, equal output) and left no key in any file, or the run failed."""
@@ -29,8 +32,9 @@ def framework_table(results: list[Result]) -> list[str]:
         "| framework | version | transport | recorded | replayed offline | keys clean |",
         "|---|---|---|---|---|---|",
     ]
-    for framework in sorted({r.framework for r in results}):
+    for framework in sorted({r.framework for r in results}, key=lambda f: (f in HTTP_LIBRARIES, f)):
         mine = [r for r in results if r.framework == framework]
+        label = f"home-made {framework} client" if framework in HTTP_LIBRARIES else framework
         transports = sorted({t for r in mine for t in r.transports})
         kinds = [
             k
@@ -40,8 +44,8 @@ def framework_table(results: list[Result]) -> list[str]:
         providers = sorted({p for r in mine for p in r.providers})
         requests = sum(r.requests for r in mine)
         rows.append(
-            f"| {framework} | {installed_version(framework)} | {', '.join(transports)} "
-            f"| {len(mine)} scenarios, {requests} requests as {', '.join(providers)}: {', '.join(kinds)} "
+            f"| {label} | {installed_version(framework)} | {', '.join(transports)} "
+            f"| {len(mine)} scenario{'s' * (len(mine) != 1)}, {requests} request{'s' * (requests != 1)} as {', '.join(providers)}: {', '.join(kinds)} "
             f"| {len(mine)}/{len(mine)} | {len(mine)}/{len(mine)} |"
         )
     return rows
