@@ -1,5 +1,6 @@
-"""Never silent: an HTTP request no provider claims is refused in replay, warned about when recording,
-and counted in the pytest summary (the seams' own tests: test_session.py and tests/frameworks)."""
+"""Never silent, in the pytest summary: HTTP requests no provider claims are counted per cassette and
+host when a recording lets them through; a replay refuses them (the seams' own tests: test_session.py,
+test_recognition.py and tests/frameworks/test_never_silent.py)."""
 
 from __future__ import annotations
 
