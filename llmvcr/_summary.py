@@ -1,4 +1,5 @@
-"""The end-of-run line: what replay saved, what was recorded, and what no test used.
+"""The end-of-run line: what replay saved, what was recorded, what no test used, and which HTTP calls
+went out unrecorded because no provider claims them.
 
 Counted per test from each session as it ends; pytest-xdist workers hand their counts to the
 controller (``as_json``/``merge``), so ``pytest -n 2`` prints the same summary as a serial run.
@@ -22,6 +23,7 @@ class TestCounts:
     recorded: int = 0
     writes: int = 0
     unplayed: int = 0
+    unrecorded: int = 0  # HTTP calls no provider claims, let through by a recording cassette
     tokens: int = 0
     dollars: float = 0.0
 
@@ -36,6 +38,8 @@ class RunSummary:
     per_test: dict[str, TestCounts] = field(default_factory=dict)
     written: set[str] = field(default_factory=set)
     unplayed: dict[str, int] = field(default_factory=dict)  # cassette path -> entries no call used
+    unrecorded: dict[str, dict[str, int]] = field(default_factory=dict)  # cassette path -> host -> calls
+    empty: set[str] = field(default_factory=set)  # cassettes that recorded nothing while calls went out
     test: str = ""  # the test running now
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -50,6 +54,13 @@ class RunSummary:
             row.recorded += session.recorded
             row.writes += session.writes
             row.unplayed += unplayed
+            if session.unrecorded:
+                row.unrecorded += sum(session.unrecorded.values())
+                hosts = self.unrecorded.setdefault(session.path, {})
+                for host, n in session.unrecorded.items():
+                    hosts[host] = hosts.get(host, 0) + n
+                if not session.writes and not session.cassette.entries:
+                    self.empty.add(session.path)
             for entry in session.served:
                 tokens = tokens_of(entry)
                 row.tokens += sum(tokens)
@@ -68,6 +79,8 @@ class RunSummary:
             "per_test": [asdict(r) for r in self.per_test.values()],
             "written": sorted(self.written),
             "unplayed": self.unplayed,
+            "unrecorded": self.unrecorded,
+            "empty": sorted(self.empty),
         }
 
     def merge(self, data: dict[str, Any]) -> None:
@@ -75,10 +88,15 @@ class RunSummary:
             for raw in data.get("per_test", []):
                 row = TestCounts(**raw)
                 mine = self.per_test.setdefault(row.test, TestCounts(row.test))
-                for key in ("replayed", "recorded", "writes", "unplayed", "tokens", "dollars"):
+                for key in ("replayed", "recorded", "writes", "unplayed", "unrecorded", "tokens", "dollars"):
                     setattr(mine, key, getattr(mine, key) + getattr(row, key))
             self.written.update(data.get("written", []))
             self.unplayed.update(data.get("unplayed", {}))
+            for path, hosts in data.get("unrecorded", {}).items():
+                mine_hosts = self.unrecorded.setdefault(path, {})
+                for host, n in hosts.items():
+                    mine_hosts[host] = mine_hosts.get(host, 0) + n
+            self.empty.update(data.get("empty", []))
 
     def lines(self, verbose: bool) -> list[str]:
         if not self.per_test:
@@ -105,13 +123,33 @@ class RunSummary:
             out += [f"    {_shown(path)}: {plural(n, 'entry', 'entries')}" for path, n in shown]
             if len(self.unplayed) > len(shown):
                 out.append(f"    ... and {len(self.unplayed) - len(shown)} more")
+        out += self._unrecorded_lines()
         if verbose:
             out += [
                 f"  {r.test}: {r.replayed} replayed, {r.recorded} recorded, {r.unplayed} unplayed, "
-                f"{plural(r.tokens, 'token')}"
+                f"{plural(r.tokens, 'token')}" + (f", {r.unrecorded} unrecorded" if r.unrecorded else "")
                 for r in rows
-                if r.replayed or r.recorded or r.unplayed
+                if r.replayed or r.recorded or r.unplayed or r.unrecorded
             ]
+        return out
+
+    def _unrecorded_lines(self) -> list[str]:
+        """The calls that went out with no provider to record them, per cassette and host."""
+        if not self.unrecorded:
+            return []
+        total = sum(sum(hosts.values()) for hosts in self.unrecorded.values())
+        out = [
+            f"  {plural(total, 'HTTP call')} no provider claims went out unrecorded, in "
+            f"{plural(len(self.unrecorded), 'cassette')} (register a provider for their SDK with "
+            f"llmvcr.register_provider, or list their hosts in allow_unrecognized=):"
+        ]
+        shown = sorted(self.unrecorded.items())[:10]
+        for path, hosts in shown:
+            calls = ", ".join(f"{n} to {host}" for host, n in sorted(hosts.items()))
+            empty = " (nothing recorded, no cassette written)" if path in self.empty else ""
+            out.append(f"    {_shown(path)}: {calls}{empty}")
+        if len(self.unrecorded) > len(shown):
+            out.append(f"    ... and {len(self.unrecorded) - len(shown)} more")
         return out
 
 

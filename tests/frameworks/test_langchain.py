@@ -27,6 +27,10 @@ def openai_chat(server: LLMServer) -> Any:
     return ChatOpenAI(model="gpt-4o", api_key=SENTINEL, base_url=server.url + "/v1", max_retries=0)
 
 
+def which(make: Any) -> str:
+    return str(make.__name__.split("_")[0])
+
+
 def text_of(message: Any) -> str:
     content = message.content
     if isinstance(content, str):
@@ -45,6 +49,16 @@ def tool_loop(model: Any) -> str:
     return text_of(bound.invoke(messages))
 
 
+async def async_tool_loop(model: Any) -> str:
+    bound = model.bind_tools([get_weather])
+    messages: list[Any] = [HumanMessage("What is the weather in Paris?")]
+    reply = await bound.ainvoke(messages)
+    messages.append(reply)
+    for call in reply.tool_calls:
+        messages.append(ToolMessage(await get_weather.ainvoke(call["args"]), tool_call_id=call["id"]))
+    return text_of(await bound.ainvoke(messages))
+
+
 @pytest.mark.parametrize("make", [anthropic_chat, openai_chat], ids=["anthropic", "openai"])
 def test_sync(make: Any, server: LLMServer, roundtrip: Roundtrip) -> None:
     def scenario() -> list[Any]:
@@ -53,7 +67,7 @@ def test_sync(make: Any, server: LLMServer, roundtrip: Roundtrip) -> None:
         pieces = [text_of(c) for c in model.stream("Stream chain")]
         return [chat, [p for p in pieces if p], tool_loop(model)]
 
-    out = roundtrip("langchain", scenario)
+    out = roundtrip(f"langchain-{which(make)}", scenario, framework=f"langchain-{which(make)}")
     assert out[0] == "Echo: Hello chain"
     assert "".join(out[1]) == "Echo: Stream chain" and len(out[1]) > 1
     assert out[2] == "The tool said: 21C in Paris"
@@ -65,10 +79,13 @@ async def test_async(make: Any, server: LLMServer, roundtrip: Roundtrip) -> None
         model = make(server)
         chat = text_of(await model.ainvoke("Hello async chain"))
         pieces = [text_of(c) async for c in model.astream("Stream async chain")]
-        return [chat, [p for p in pieces if p]]
+        return [chat, [p for p in pieces if p], await async_tool_loop(model)]
 
-    out = await roundtrip.run_async("langchain-async", scenario)
-    assert out == ["Echo: Hello async chain", out[1]] and "".join(out[1]) == "Echo: Stream async chain"
+    out = await roundtrip.run_async(
+        f"langchain-async-{which(make)}", scenario, framework=f"langchain-{which(make)}"
+    )
+    assert out[0] == "Echo: Hello async chain" and "".join(out[1]) == "Echo: Stream async chain"
+    assert out[2] == "The tool said: 21C in Paris"
 
 
 def test_openai_embeddings(server: LLMServer, roundtrip: Roundtrip) -> None:
@@ -81,4 +98,4 @@ def test_openai_embeddings(server: LLMServer, roundtrip: Roundtrip) -> None:
         )
         return embeddings.embed_documents(["a", "b"])
 
-    assert len(roundtrip("langchain-embeddings", scenario)) == 2
+    assert len(roundtrip("langchain-embeddings", scenario, framework="langchain-openai")) == 2

@@ -41,17 +41,35 @@ def kwargs(server: LLMServer, which: str) -> dict[str, Any]:
     return {"model": model, "api_base": server.url + suffix, "api_key": SENTINEL, "num_retries": 0}
 
 
+QUESTION = [{"role": "user", "content": "What is the weather in Paris?"}]
+
+
+def with_results(messages: list[Any], reply: Any) -> list[Any]:
+    """The conversation after the model's tool calls, with each tool's result."""
+    message = reply.choices[0].message
+    results = [
+        {
+            "role": "tool",
+            "tool_call_id": c.id,
+            "content": f"21C in {json.loads(c.function.arguments)['city']}",
+        }
+        for c in message.tool_calls or []
+    ]
+    assert results, "the model called no tool"
+    return [*messages, message.model_dump(), *results]
+
+
 def tool_loop(server: LLMServer, which: str) -> str:
-    messages: list[Any] = [{"role": "user", "content": "What is the weather in Paris?"}]
-    first = litellm.completion(messages=messages, tools=TOOLS, **kwargs(server, which))
-    message = first.choices[0].message
-    messages.append(message.model_dump())
-    for call in message.tool_calls or []:
-        city = json.loads(call.function.arguments)["city"]
-        messages.append({"role": "tool", "tool_call_id": call.id, "content": f"21C in {city}"})
-    return str(
-        litellm.completion(messages=messages, tools=TOOLS, **kwargs(server, which)).choices[0].message.content
-    )
+    first = litellm.completion(messages=QUESTION, tools=TOOLS, **kwargs(server, which))
+    second = litellm.completion(messages=with_results(QUESTION, first), tools=TOOLS, **kwargs(server, which))
+    return str(second.choices[0].message.content)
+
+
+async def async_tool_loop(server: LLMServer, which: str) -> str:
+    first = await litellm.acompletion(messages=QUESTION, tools=TOOLS, **kwargs(server, which))
+    messages = with_results(QUESTION, first)
+    second = await litellm.acompletion(messages=messages, tools=TOOLS, **kwargs(server, which))
+    return str(second.choices[0].message.content)
 
 
 @pytest.mark.parametrize("which", list(MODELS))
@@ -66,7 +84,7 @@ def test_sync(which: str, server: LLMServer, roundtrip: Roundtrip) -> None:
         pieces = [c.choices[0].delta.content for c in stream if c.choices and c.choices[0].delta.content]
         return [chat.choices[0].message.content, pieces, tool_loop(server, which)]
 
-    out = roundtrip(f"litellm-{which}", scenario)
+    out = roundtrip(f"litellm-{which}", scenario, framework="litellm")
     assert out[0] == "Echo: Hello lite"
     assert "".join(out[1]) == "Echo: Stream lite" and len(out[1]) > 1
     assert "21C in Paris" in out[2]
@@ -84,9 +102,10 @@ async def test_async(which: str, server: LLMServer, roundtrip: Roundtrip) -> Non
         pieces = [
             c.choices[0].delta.content async for c in stream if c.choices and c.choices[0].delta.content
         ]
-        return [chat.choices[0].message.content, pieces]
+        return [chat.choices[0].message.content, pieces, await async_tool_loop(server, which)]
 
-    out = await roundtrip.run_async(f"litellm-async-{which}", scenario)
+    out = await roundtrip.run_async(f"litellm-async-{which}", scenario, framework="litellm")
     # one entry per request: the httpx seam owns a call its aiohttp transport then sends
-    assert roundtrip.entries == roundtrip.requests == 2
+    assert roundtrip.entries == roundtrip.requests == 4
     assert out[0] == "Echo: Hello async" and "".join(out[1]) == "Echo: Stream async"
+    assert "21C in Paris" in out[2]

@@ -8,7 +8,7 @@ from typing import Any
 
 import aiohttp
 import pytest
-from dspy._vendor.lm15.transports import StdlibTransport, TransportRequest
+from dspy._vendor.lm15.transports import StdlibAsyncTransport, StdlibTransport, TransportRequest
 from llm_server import LLMServer
 from roundtrip import SENTINEL, sockets_refused
 
@@ -77,3 +77,22 @@ def test_lm15_unclaimed_request_refused_in_replay_and_counted_when_recording(ser
     assert server.request_count == before
     with pytest.warns(UnrecordedCallWarning, match=r"1 to 127.0.0.1"), llmvcr.recording("lm15-warn"):
         StdlibTransport().stream(TransportRequest("GET", server.url + "/a")).read()
+
+
+async def test_lm15_async_transport_refuses_and_counts_alike(server: LLMServer) -> None:
+    async def get(path: str) -> bytes:
+        transport = StdlibAsyncTransport()
+        async with transport.stream(TransportRequest("GET", server.url + path)) as response:
+            return bytes(await response.read())
+
+    seed_cassette("lm15-async-unclaimed", server)
+    before = server.request_count
+    with (
+        llmvcr.recording("lm15-async-unclaimed", record_mode="none"),
+        pytest.raises(llmvcr.LLMVCRError, match=r"GET http://127.0.0.1:\d+/other"),
+    ):
+        await get("/other")
+    assert server.request_count == before
+    with pytest.warns(UnrecordedCallWarning, match=r"1 to 127.0.0.1"), llmvcr.recording("lm15-async-warn"):
+        await get("/a")
+    assert server.request_count == before + 1

@@ -51,7 +51,7 @@ async def test_chat_stream_tools(make: Any, server: LLMServer, roundtrip: Roundt
         loop = (await Runner.run(tools, "What is the weather in Paris?")).final_output
         return [chat, deltas, streamed.final_output, loop]
 
-    out = await roundtrip.run_async("openai-agents", scenario)
+    out = await roundtrip.run_async(f"openai-agents-{make.__name__}", scenario, framework="openai-agents")
     assert out[0] == "Echo: Hello agents"
     assert out[2] == "Echo: Stream agents" and len(out[1]) > 1
     assert out[3] == "The tool said: 21C in Paris"

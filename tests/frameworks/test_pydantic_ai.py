@@ -40,7 +40,9 @@ async def test_chat_stream_tools(make_model: Any, server: LLMServer, roundtrip: 
         loop = (await tools.run("What is the weather in Paris?")).output
         return [chat, pieces, loop]
 
-    out = await roundtrip.run_async("pydantic-ai", scenario)
+    out = await roundtrip.run_async(
+        f"pydantic-ai-{make_model.__name__.split('_')[0]}", scenario, framework="pydantic-ai-slim"
+    )
     assert out[0] == "Echo: Hello agent"
     assert "".join(out[1]) == "Echo: Stream please" and len(out[1]) > 1
     assert "The tool said: 21C in Paris" in out[2]

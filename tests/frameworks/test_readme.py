@@ -1,0 +1,40 @@
+"""The README's "Using llmvcr with frameworks" is this folder's README_SECTION.md, and its table names
+the versions this suite pins and runs."""
+
+from __future__ import annotations
+
+import re
+from importlib.metadata import version
+from pathlib import Path
+
+HERE = Path(__file__).parent
+SECTION = (HERE / "README_SECTION.md").read_text()
+DISTRIBUTIONS = {
+    "pydantic-ai": "pydantic-ai-slim",
+    "langchain-anthropic": "langchain-anthropic",
+    "langchain-openai": "langchain-openai",
+    "OpenAI Agents SDK": "openai-agents",
+    "litellm": "litellm",
+    "instructor": "instructor",
+    "google-genai": "google-genai",
+    "DSPy": "dspy",
+}
+
+
+def test_the_readme_holds_the_section() -> None:
+    assert SECTION.strip() in (HERE.parent.parent / "README.md").read_text()
+
+
+def test_each_row_names_the_version_pinned_and_installed() -> None:
+    pins = dict(
+        line.split("==")
+        for name in ("requirements.txt", "requirements-nodeps.txt")
+        for line in (HERE / name).read_text().splitlines()
+        if "==" in line and not line.startswith("#")
+    )
+    rows = {
+        m[1]: m[2]
+        for m in re.finditer(r"^\| (?:\*\*)?([^|(`]+?)(?: \(`[^`]+`\))? \| ([^ |]+) \|", SECTION, re.M)
+    }
+    for label, distribution in DISTRIBUTIONS.items():
+        assert rows.get(label) == pins[distribution] == version(distribution), label

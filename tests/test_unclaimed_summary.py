@@ -1,0 +1,80 @@
+"""Never silent, in the pytest summary: HTTP requests no provider claims are counted per cassette and
+host when a recording lets them through; a replay refuses them (the seams' own tests: test_session.py,
+test_recognition.py and tests/frameworks/test_never_silent.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from llmvcr import _summary
+
+USER_TESTS = """
+import os, anthropic, httpx2, pytest
+URL = os.environ["LLM_URL"]
+
+@pytest.mark.llmvcr
+def test_mixed():
+    client = anthropic.Anthropic(api_key="sk-ant-inner-test-key-000", base_url=URL, max_retries=0)
+    reply = client.messages.create(model="claude-sonnet-4-5", max_tokens=16,
+                                   messages=[{"role": "user", "content": "hi"}])
+    assert reply.content[0].text == "Echo: hi"
+    httpx2.get(URL + "/metrics")
+    httpx2.get(URL + "/health")
+
+@pytest.mark.llmvcr
+def test_only_unclaimed():
+    httpx2.get(URL + "/health")
+"""
+
+
+@pytest.fixture
+def inner(pytester: pytest.Pytester, server: Any, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    monkeypatch.setenv("LLM_URL", server.url)
+    monkeypatch.delenv("CI", raising=False)
+    pytester.makepyfile(test_user=USER_TESTS)
+    return pytester
+
+
+def run(p: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return p.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:recording", *args, timeout=120)
+
+
+def test_the_pytest_summary_counts_calls_that_went_out_unrecorded(inner: pytest.Pytester) -> None:
+    recorded = run(inner, "--llmvcr-no-block-network")
+    recorded.assert_outcomes(passed=2)
+    recorded.stdout.fnmatch_lines(
+        [
+            "llmvcr: 0 LLM calls replayed, 1 recorded, 1 cassette written*",
+            "  3 HTTP calls no provider claims went out unrecorded, in 2 cassettes *allow_unrecognized*",
+            "    cassettes/test_user/test_mixed.yaml: 2 to 127.0.0.1",
+            "    cassettes/test_user/test_only_unclaimed.yaml: 1 to 127.0.0.1 (nothing recorded, no cassette written)",
+        ]
+    )
+
+
+def test_the_pytest_summary_is_quiet_when_every_call_was_claimed(inner: pytest.Pytester) -> None:
+    inner.makepyfile(test_user=USER_TESTS.replace("httpx2.get(", "pass  # "))
+    result = run(inner, "--llmvcr-no-block-network")
+    result.assert_outcomes(passed=2)
+    assert "unrecorded" not in result.stdout.str()
+
+
+def test_a_replay_only_run_refuses_them_so_none_is_counted(inner: pytest.Pytester, server: Any) -> None:
+    run(inner, "--llmvcr-no-block-network").assert_outcomes(passed=2)
+    before = server.request_count
+    replay = run(inner, "--llmvcr-record-mode=none", "-k", "test_mixed")
+    replay.assert_outcomes(failed=1, deselected=1)
+    replay.stdout.fnmatch_lines(["*UnrecognizedRequestError*GET http://127.0.0.1:*/metrics*"])
+    assert "unrecorded" not in replay.stdout.str()
+    assert server.request_count == before
+
+
+def test_xdist_workers_hand_their_unrecorded_counts_to_the_controller() -> None:
+    worker, controller = _summary.RunSummary(), _summary.RunSummary()
+    worker.unrecorded["/c/a.yaml"] = {"api.example.com": 2}
+    worker.per_test["t"] = _summary.TestCounts("t")
+    controller.unrecorded["/c/a.yaml"] = {"api.example.com": 1, "other": 1}
+    controller.merge(worker.as_json())
+    assert controller.unrecorded["/c/a.yaml"] == {"api.example.com": 3, "other": 1}
