@@ -19,6 +19,7 @@ from typing import Any
 
 import orjson
 
+from . import known_clean
 from .errors import UnredactableBodyError
 from .jsonpath import Path, blank, looks_like_path, parse_path
 from .secret_shapes import (
@@ -225,13 +226,23 @@ class Redactor:
         Each string of the body appears verbatim in its JSON text, and neither a secret-shape
         prefix nor a known credential free of JSON escapes can hide behind an escape.
         """
+        needles = self._needles()
         try:
             data = orjson.dumps(node)
         except TypeError:
             return True
+        unknown: list[str] = []
+        if len(data) >= known_clean.LONG:  # a long prompt scanned on an earlier call is left out
+            small: list[Any] = []
+            known_clean.split(node, needles, small, unknown)
+            data = orjson.dumps([small, unknown])
         if may_hold_shape(data):
             return True
-        return any(_JSON_ESCAPED.search(s) or s.encode("utf-8") in data for s, _ in self._needles())
+        if any(_JSON_ESCAPED.search(s) or s.encode("utf-8") in data for s, _ in needles):
+            return True
+        if unknown:
+            known_clean.remember(unknown, needles)
+        return False
 
     def events(self, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Stream events: each event's data is a body of its own; then a secret that a stream's
