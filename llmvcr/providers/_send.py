@@ -209,10 +209,16 @@ def install_http() -> None:
             _patch_send(module)
 
 
+_made: dict[str, tuple[Any, list[Patch]]] = {}  # module name -> (module, its patches), reused by each install
+
+
 def _patch_send(module: Any) -> None:
-    sync_send, async_send = _wrappers(module)
-    for owner, wrapper in ((module.Client, sync_send), (module.AsyncClient, async_send)):
-        patch = Patch(owner, "send", wrapper)
+    made = _made.get(module.__name__)
+    if made is None or made[0] is not module:  # first install, or the module was reloaded
+        sync_send, async_send = _wrappers(module)
+        pair = ((module.Client, sync_send), (module.AsyncClient, async_send))
+        made = _made[module.__name__] = (module, [Patch(owner, "send", wrapper) for owner, wrapper in pair])
+    for patch in made[1]:
         patch.apply()
         _patches.append(patch)
     _patched_modules.add(module.__name__)
