@@ -97,6 +97,9 @@ class Redactor:
     _ordered: tuple[tuple[str, str], ...] = field(default=(), repr=False)  # (form, kind), longest first
     _ordered_from: tuple[int, int] = field(default=(-1, -1), repr=False)
     _clean: set[str] = field(default_factory=set, repr=False)  # short strings found to hold nothing
+    _in_json: tuple[bytes, ...] | None = field(
+        default=None, repr=False
+    )  # the needles as JSON text holds them
 
     def learn(self, value: str | None) -> None:
         """Remember a credential seen on a live request so it is scrubbed wherever it appears,
@@ -125,6 +128,9 @@ class Redactor:
             self._ordered = tuple(sorted(labels.items(), key=lambda item: -len(item[0])))
             self._ordered_from = size
             self._clean.clear()  # a string clean before may hold what was just learned
+            # None: a needle JSON would escape, so only the walk can tell
+            escaped = any(_JSON_ESCAPED.search(s) for s, _ in self._ordered)
+            self._in_json = None if escaped else tuple(s.encode("utf-8") for s, _ in self._ordered)
         return self._ordered
 
     def text(self, value: str) -> str:
@@ -238,7 +244,8 @@ class Redactor:
             data = orjson.dumps([small, unknown])
         if may_hold_shape(data):
             return True
-        if any(_JSON_ESCAPED.search(s) or s.encode("utf-8") in data for s, _ in needles):
+        in_json = self._in_json
+        if in_json is None or any(needle in data for needle in in_json):
             return True
         if unknown:
             known_clean.remember(unknown, needles)

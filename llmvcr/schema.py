@@ -162,10 +162,16 @@ def _stream(response: Mapping[str, Any], path: str, position: int) -> list[dict[
                     entry=position,
                     field=f"response.timing[{i}]",
                 )
-        stream = [
-            {**event, "t": t} if isinstance(event, dict) and t is not None else event
-            for event, t in zip(stream, timing, strict=True)
-        ]
+        merged, checked = [], True
+        for event, t in zip(stream, timing, strict=True):
+            if type(event) is dict and type(t) in (int, float) and "data" in event and _plain_event(event):
+                merged.append({**event, "t": t})  # the common case: checked here, not again below
+            else:
+                checked = False
+                merged.append({**event, "t": t} if isinstance(event, dict) and t is not None else event)
+        stream = merged
+        if checked:
+            return stream
     for i, event in enumerate(stream or []):
         if type(event) is dict and "data" in event and _plain_event(event):
             continue  # the common case, checked without building the field's name
