@@ -5,7 +5,9 @@ In a suite, most of that text is the same system prompt or tool list on every ca
 again each time was most of the check. A string of ``LONG`` characters or more that a check
 found clean is remembered with the credentials (``needles``) it was checked against; the next
 body that holds it is scanned without it. Shapes depend on the text alone, credentials on the
-session, so a string counts as known only for the same needles. The remembered text is bounded.
+session, so a string counts as known only when every needle of the session now is among those it
+was checked against (two clients' keys in one test, one key in the next). The remembered text is
+bounded.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any
 LONG = 512  # shorter strings cost less to scan than to look up
 _MAX_CHARS = 8 << 20  # remembered text, at most; then forgotten all at once
 
-Needles = tuple[tuple[str, str], ...]
+Needles = frozenset[str]
 
 _clean: dict[str, Needles] = {}
 _chars = 0
@@ -29,8 +31,10 @@ def split(node: Any, needles: Needles, small: list[Any], unknown: list[str]) -> 
     if isinstance(node, str):
         if len(node) < LONG:
             small.append(node)
-        elif _clean.get(node) != needles:
-            unknown.append(node)
+        else:
+            checked = _clean.get(node)
+            if checked is None or not needles <= checked:
+                unknown.append(node)
     elif isinstance(node, dict):
         small.append(list(node))
         for value in node.values():
@@ -52,9 +56,10 @@ def remember(strings: list[str], needles: Needles) -> None:
             if _chars + len(text) > _MAX_CHARS:
                 _clean.clear()
                 _chars = 0
-            if text not in _clean:
+            checked = _clean.get(text)
+            if checked is None:
                 _chars += len(text)
-            _clean[text] = needles
+            _clean[text] = needles if checked is None else needles | checked
 
 
 def remembered() -> int:

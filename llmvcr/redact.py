@@ -97,9 +97,9 @@ class Redactor:
     _ordered: tuple[tuple[str, str], ...] = field(default=(), repr=False)  # (form, kind), longest first
     _ordered_from: tuple[int, int] = field(default=(-1, -1), repr=False)
     _clean: set[str] = field(default_factory=set, repr=False)  # short strings found to hold nothing
-    _in_json: tuple[bytes, ...] | None = field(
-        default=None, repr=False
-    )  # the needles as JSON text holds them
+    # the needles as bytes in a body's JSON text (None: one holds a character JSON escapes), and as a set
+    _in_json: tuple[bytes, ...] | None = field(default=None, repr=False)
+    _needle_set: frozenset[str] = field(default=frozenset(), repr=False)
 
     def learn(self, value: str | None) -> None:
         """Remember a credential seen on a live request so it is scrubbed wherever it appears,
@@ -128,9 +128,9 @@ class Redactor:
             self._ordered = tuple(sorted(labels.items(), key=lambda item: -len(item[0])))
             self._ordered_from = size
             self._clean.clear()  # a string clean before may hold what was just learned
-            # None: a needle JSON would escape, so only the walk can tell
             escaped = any(_JSON_ESCAPED.search(s) for s, _ in self._ordered)
             self._in_json = None if escaped else tuple(s.encode("utf-8") for s, _ in self._ordered)
+            self._needle_set = frozenset(s for s, _ in self._ordered)
         return self._ordered
 
     def text(self, value: str) -> str:
@@ -232,7 +232,8 @@ class Redactor:
         Each string of the body appears verbatim in its JSON text, and neither a secret-shape
         prefix nor a known credential free of JSON escapes can hide behind an escape.
         """
-        needles = self._needles()
+        self._needles()
+        needles = self._needle_set
         try:
             data = orjson.dumps(node)
         except TypeError:

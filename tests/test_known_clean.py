@@ -25,6 +25,7 @@ def test_a_key_next_to_a_remembered_prompt_is_still_redacted() -> None:
         "system": PROMPT,
         "messages": [{"content": "hi"}],
     }
+    assert known_clean.remembered() == len(PROMPT)
     key = "sk-ant-api03-abcDEF123456ghiJKL789"
     body = redactor.body({"system": PROMPT, "messages": [{"content": f"my key is {key}"}]})
     assert key not in str(body)
@@ -55,3 +56,18 @@ def test_remembered_text_stays_bounded() -> None:
     for i in range(40):
         known_clean.remember([f"{i:04d}" + "x" * (known_clean.LONG * 800)], ())
     assert 0 < known_clean.remembered() <= 8 << 20
+
+
+def test_a_prompt_checked_for_two_clients_in_turn_is_known_for_both_but_not_for_a_third() -> None:
+    first, second = Redactor(), Redactor()
+    first.learn("first-client-key-123")
+    second.learn("second-client-key-456")
+    for redactor in (first, second):
+        assert redactor.body({"system": PROMPT}) == {"system": PROMPT}
+    both = Redactor()
+    both.learn("first-client-key-123")
+    both.learn("second-client-key-456")
+    assert both.body({"system": PROMPT}) == {"system": PROMPT}
+    third = Redactor()
+    third.learn("You review quarterly")  # a credential that happens to be in the prompt: scanned again
+    assert "<REDACTED:api-key>" in third.body({"system": PROMPT})["system"]
