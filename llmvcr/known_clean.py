@@ -28,22 +28,21 @@ _lock = threading.Lock()
 def split(node: Any, needles: Needles, small: list[Any], unknown: list[str]) -> None:
     """Sort the strings of a JSON tree: long ones not known clean into ``unknown``, the rest
     (short strings and every key) into ``small``; long ones known clean against ``needles`` are left out."""
-    if isinstance(node, str):
-        if len(node) < LONG:
-            small.append(node)
-        else:
-            checked = _clean.get(node)
-            if checked is None or not needles <= checked:
-                unknown.append(node)
-    elif isinstance(node, dict):
-        small.append(list(node))
-        for value in node.values():
-            if isinstance(value, (str, dict, list)):
-                split(value, needles, small, unknown)
-    elif isinstance(node, list):
-        for value in node:
-            if isinstance(value, (str, dict, list)):
-                split(value, needles, small, unknown)
+    stack = [node]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            if len(node) < LONG:
+                small.append(node)
+            else:
+                checked = _clean.get(node)
+                if checked is None or not needles <= checked:
+                    unknown.append(node)
+        elif isinstance(node, dict):
+            small.append(list(node))
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
 
 
 def remember(strings: list[str], needles: Needles) -> None:

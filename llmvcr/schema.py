@@ -164,7 +164,12 @@ def _stream(response: Mapping[str, Any], path: str, position: int) -> list[dict[
                 )
         merged, checked = [], True
         for event, t in zip(stream, timing, strict=True):
-            if type(event) is dict and type(t) in (int, float) and "data" in event and _plain_event(event):
+            if (
+                type(event) is dict
+                and type(t) in (int, float)
+                and "data" in event
+                and ((len(event) == 2 and type(event.get("event")) is str) or _plain_event(event))
+            ):
                 merged.append({**event, "t": t})  # the common case: checked here, not again below
             else:
                 checked = False

@@ -11,6 +11,7 @@ funnel (a framework's own HTTP client speaking an SDK's wire format) is recognis
 from __future__ import annotations
 
 import base64
+import functools
 import importlib
 import sys
 from collections.abc import Iterable
@@ -70,6 +71,11 @@ def without_userinfo(url: str) -> str:
     return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
 
 
+@functools.lru_cache(maxsize=64)  # one per provider
+def _allowed(meaning_headers: tuple[str, ...]) -> frozenset[str]:
+    return REQUEST_HEADERS.union(h.lower() for h in meaning_headers)
+
+
 def request_from_wire(
     method: str,
     url: str,
@@ -86,7 +92,7 @@ def request_from_wire(
     is dropped from a JSON body: ``.parse()`` sends it where ``create()`` omits it, for the same
     request.
     """
-    allow = REQUEST_HEADERS.union(h.lower() for h in meaning_headers)
+    allow = _allowed(meaning_headers if isinstance(meaning_headers, tuple) else tuple(meaning_headers))
     kept: dict[str, str] = {}
     content_type = ""
     for name, value in headers:
