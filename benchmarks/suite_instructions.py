@@ -54,7 +54,7 @@ def instructions(bench: suite.Suite, tree: str, floor: bool, folder: str) -> flo
     code = _RUN.format(
         base=bench.base, project=bench.project("llmvcr YAML"), floor=floor, n=bench.n, flag=flag
     )
-    env = {**os.environ, "PYTHONPATH": tree}
+    env = {**os.environ, "PYTHONPATH": tree, "PYTHONHASHSEED": "0"}  # the same dict and set layouts each run
     args = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={flag}.out"]
     proc = subprocess.Popen(
         [*args, sys.executable, "-c", code], cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
