@@ -1,6 +1,6 @@
 """The suite benchmark's llmvcr YAML row only, paired against another source tree, run after run.
 
-``python -m benchmarks.suite_pairs --baseline TREE [--tests 100] [--pairs 5] [--in-process]``
+``python -m benchmarks.suite_pairs --baseline TREE [--tests 100] [--pairs 5] [--in-process [--cpu]]``
 
 It generates the suite of :mod:`benchmarks.suite` (one small YAML cassette per test), records it
 once, then alternates the floor, the baseline tree and this tree, one pytest process each, and
@@ -28,24 +28,26 @@ import anthropic, openai, pytest
 import conftest
 import llmvcr
 folder = os.path.join({project!r}, "cassettes", "test_suite")
+clock = time.thread_time if {cpu!r} else time.perf_counter
 def timed(i):
-    s = time.perf_counter()
+    s = clock()
     if {floor!r}:
         conftest.three_calls(i)
     else:
         with llmvcr.use_cassette(os.path.join(folder, f"test_ticket_{{i:04d}}.yaml"), record_mode="none"):
             conftest.three_calls(i)
-    return time.perf_counter() - s
+    return clock() - s
 for i in range({n}):  # warm
     timed(i)
 print(json.dumps([timed(i % {n}) for i in range(3 * {n})]))
 """
 
 
-def _in_process(bench: suite.Suite, tool: str) -> list[float]:
-    """Per-test seconds of ``tool``, its cassettes opened by ``use_cassette`` in one process."""
+def _in_process(bench: suite.Suite, tool: str, cpu: bool = False) -> list[float]:
+    """Per-test seconds of ``tool``, its cassettes opened by ``use_cassette`` in one process
+    (``cpu``: the thread's CPU time, which a preemption by another process does not inflate)."""
     project = bench.project("llmvcr YAML")
-    code = _TIMED.format(base=bench.base, project=project, floor=tool == "floor", n=bench.n)
+    code = _TIMED.format(base=bench.base, project=project, floor=tool == "floor", n=bench.n, cpu=cpu)
     tree = suite.BASELINE.get(tool, bench.here)
     env = {**os.environ, "PYTHONPATH": tree}
     out = subprocess.run(
@@ -67,6 +69,11 @@ def main(argv: list[str]) -> int:
         action="store_true",
         help="time each test's cassette and calls in one process, not pytest",
     )
+    parser.add_argument(
+        "--cpu",
+        action="store_true",
+        help="with --in-process: time each test by the thread's CPU time, not the wall clock",
+    )
     args = parser.parse_args(argv)
     for tool in list(suite.TOOLS):
         if tool not in ("floor", "llmvcr YAML"):
@@ -84,7 +91,11 @@ def main(argv: list[str]) -> int:
             bench.pytest(tool, mode="none")
         for i in range(args.pairs):
             order = ["llmvcr YAML (baseline)", "llmvcr YAML"]
-            time_of = (lambda t: _in_process(bench, t)) if args.in_process else (lambda t: bench.serial(t)[0])
+            time_of = (
+                (lambda t: _in_process(bench, t, args.cpu))
+                if args.in_process
+                else (lambda t: bench.serial(t)[0])
+            )
             medians = {"floor": statistics.median(time_of("floor"))}
             for tool in order if i % 2 == 0 else order[::-1]:
                 medians[tool] = statistics.median(time_of(tool))

@@ -9,6 +9,7 @@ would, and a fix to how a request is read reaches both.
 from __future__ import annotations
 
 import base64
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -69,6 +70,11 @@ def without_userinfo(url: str) -> str:
     return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
 
 
+@functools.lru_cache(maxsize=64)  # one per provider
+def _allowed(meaning_headers: tuple[str, ...]) -> frozenset[str]:
+    return REQUEST_HEADERS.union(h.lower() for h in meaning_headers)
+
+
 def request_from_wire(
     method: str,
     url: str,
@@ -86,7 +92,7 @@ def request_from_wire(
     ``create()`` omits it, for the same request. ``body`` is the bytes sent, or a :class:`Parsed`
     tree when a recorder kept only that.
     """
-    allow = REQUEST_HEADERS.union(h.lower() for h in meaning_headers)
+    allow = _allowed(meaning_headers if isinstance(meaning_headers, tuple) else tuple(meaning_headers))
     kept: dict[str, str] = {}
     content_type = ""
     for name, value in headers:

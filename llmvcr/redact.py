@@ -19,6 +19,7 @@ from typing import Any
 
 import orjson
 
+from . import known_clean
 from .errors import UnredactableBodyError
 from .jsonpath import Path, blank, looks_like_path, parse_path
 from .secret_shapes import (
@@ -96,6 +97,9 @@ class Redactor:
     _ordered: tuple[tuple[str, str], ...] = field(default=(), repr=False)  # (form, kind), longest first
     _ordered_from: tuple[int, int] = field(default=(-1, -1), repr=False)
     _clean: set[str] = field(default_factory=set, repr=False)  # short strings found to hold nothing
+    # the needles as bytes in a body's JSON text (None: one holds a character JSON escapes), and as a set
+    _in_json: tuple[bytes, ...] | None = field(default=None, repr=False)
+    _needle_set: frozenset[str] = field(default=frozenset(), repr=False)
 
     def learn(self, value: str | None) -> None:
         """Remember a credential seen on a live request so it is scrubbed wherever it appears,
@@ -124,6 +128,9 @@ class Redactor:
             self._ordered = tuple(sorted(labels.items(), key=lambda item: -len(item[0])))
             self._ordered_from = size
             self._clean.clear()  # a string clean before may hold what was just learned
+            escaped = any(_JSON_ESCAPED.search(s) for s, _ in self._ordered)
+            self._in_json = None if escaped else tuple(s.encode("utf-8") for s, _ in self._ordered)
+            self._needle_set = frozenset(s for s, _ in self._ordered)
         return self._ordered
 
     def text(self, value: str) -> str:
@@ -225,13 +232,25 @@ class Redactor:
         Each string of the body appears verbatim in its JSON text, and neither a secret-shape
         prefix nor a known credential free of JSON escapes can hide behind an escape.
         """
+        self._needles()
+        needles = self._needle_set
         try:
             data = orjson.dumps(node)
         except TypeError:
             return True
+        unknown: list[str] = []
+        if len(data) >= known_clean.LONG:  # a long prompt scanned on an earlier call is left out
+            small: list[Any] = []
+            known_clean.split(node, needles, small, unknown)
+            data = orjson.dumps([small, unknown])
         if may_hold_shape(data):
             return True
-        return any(_JSON_ESCAPED.search(s) or s.encode("utf-8") in data for s, _ in self._needles())
+        in_json = self._in_json
+        if in_json is None or any(needle in data for needle in in_json):
+            return True
+        if unknown:
+            known_clean.remember(unknown, needles)
+        return False
 
     def events(self, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Stream events: each event's data is a body of its own; then a secret that a stream's

@@ -162,11 +162,24 @@ def _stream(response: Mapping[str, Any], path: str, position: int) -> list[dict[
                     entry=position,
                     field=f"response.timing[{i}]",
                 )
-        stream = [
-            {**event, "t": t} if isinstance(event, dict) and t is not None else event
-            for event, t in zip(stream, timing, strict=True)
-        ]
+        merged, checked = [], True
+        for event, t in zip(stream, timing, strict=True):
+            if (
+                type(event) is dict
+                and type(t) in (int, float)
+                and "data" in event
+                and ((len(event) == 2 and type(event.get("event")) is str) or _plain_event(event))
+            ):
+                merged.append({**event, "t": t})  # the common case: checked here, not again below
+            else:
+                checked = False
+                merged.append({**event, "t": t} if isinstance(event, dict) and t is not None else event)
+        stream = merged
+        if checked:
+            return stream
     for i, event in enumerate(stream or []):
+        if type(event) is dict and "data" in event and _plain_event(event):
+            continue  # the common case, checked without building the field's name
         field = f"response.stream[{i}]"
         if not isinstance(event, dict) or "data" not in event:
             raise CassetteFormatError(
@@ -184,6 +197,15 @@ _EVENT_FIELDS: dict[str, tuple[type, ...]] = {
     "retry": (int, _NULL),
     "t": (int, float, _NULL),
 }
+
+
+def _plain_event(event: dict[str, Any]) -> bool:
+    """Every optional field of ``event`` is of its exact type (anything else gets the full check)."""
+    for key, value in event.items():
+        kinds = _EVENT_FIELDS.get(key)
+        if kinds is not None and type(value) not in kinds:
+            return False
+    return True
 
 
 def entry_from_mapping(raw: Mapping[str, Any], path: str, position: int) -> Entry:

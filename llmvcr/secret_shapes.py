@@ -9,6 +9,7 @@ echo it in: raw, percent-encoded, and base64 at any byte alignment inside a long
 from __future__ import annotations
 
 import base64
+import functools
 import math
 import re
 from collections import Counter
@@ -157,7 +158,8 @@ def credential_parts(value: str) -> tuple[str, list[str]]:
     return value, [token, user, password]
 
 
-def encoded_forms(secret: str) -> set[str]:
+@functools.lru_cache(maxsize=256)  # a client's key is learned again on every call it makes
+def encoded_forms(secret: str) -> frozenset[str]:
     """``secret`` as a server may echo it: raw, percent-encoded (either case), ``+`` for spaces,
     and base64 (standard and URL-safe) as it reads wherever its bytes start inside a longer text."""
     forms = {secret, quote(secret, safe=""), quote(secret), quote_plus(secret)}
@@ -170,4 +172,4 @@ def encoded_forms(secret: str) -> set[str]:
             core = text[-(-8 * k // 6) : 8 * (k + len(raw)) // 6]
             if len(core) >= _MIN_BASE64_CORE:
                 forms.add(core)
-    return {f for f in forms if len(f) >= MIN_SECRET}
+    return frozenset(f for f in forms if len(f) >= MIN_SECRET)

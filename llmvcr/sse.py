@@ -13,6 +13,8 @@ import functools
 import time
 from typing import Any
 
+import orjson
+
 from . import exactjson
 
 _dumps = functools.partial(exactjson.dumps, scan=False)  # orjson, but an integer past 64 bits is kept
@@ -107,7 +109,7 @@ def encode_event(event: Event) -> bytes:
 def encode_events(events: list[Event]) -> list[tuple[Any, bytes]]:
     """``(t, encode_event(event))`` for each event, sharing the head of events of one name."""
     heads: dict[str | None, bytes] = {}
-    dumps = _dumps
+    dumps, orjson_dumps = _dumps, orjson.dumps
     out: list[tuple[Any, bytes]] = []
     for event in events:
         name = event.get("event")
@@ -123,5 +125,9 @@ def encode_events(events: list[Event]) -> list[tuple[Any, bytes]]:
         head = heads.get(name)
         if head is None:
             head = heads[name] = (b"" if name is None else b"event: " + name.encode() + b"\n") + b"data: "
-        out.append((event.get("t"), head + dumps(data) + b"\n\n"))
+        try:
+            text = orjson_dumps(data)
+        except TypeError:  # an integer past 64 bits: written as Python's json does
+            text = dumps(data)
+        out.append((event.get("t"), head + text + b"\n\n"))
     return out

@@ -75,3 +75,39 @@ def test_patching_an_inherited_method_leaves_the_subclass_as_it_was(cassette_dir
     finally:
         unregister_provider(provider.name)
     assert dict(vars(userlib.SubGateway)) == before
+
+
+def test_reopening_cassettes_keeps_another_librarys_wrapper_put_on_between_them(openai_client: Any) -> None:
+    """A cassette reopened many times reuses its wrappers; one added between two cassettes, or while
+    one is open, is still left exactly in place."""
+    original = httpx2.Client.__dict__["send"]
+    for _ in range(3):  # the fast path: the same wrapper object back on, the original back off
+        with llmvcr.recording("reopen"):
+            assert httpx2.Client.__dict__["send"] is not original
+        assert httpx2.Client.__dict__["send"] is original
+    seen: list[str] = []
+
+    def apm(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        seen.append(str(args[0].url))
+        return wrapped(*args, **kwargs)
+
+    handle = wrapt.wrap_function_wrapper(httpx2.Client, "send", apm)  # between two cassettes
+    try:
+        with llmvcr.recording("reopen"):
+            inner = wrapt.wrap_function_wrapper(httpx2.Client, "send", apm)  # and while one is open
+            openai_client.chat.completions.create(
+                model="gpt-test", messages=[{"role": "user", "content": "hi"}]
+            )
+        assert httpx2.Client.__dict__["send"] is inner
+        assert inner.__wrapped__ is handle and handle.__wrapped__ is original
+        with llmvcr.recording("reopen"):
+            pass
+        assert httpx2.Client.__dict__["send"] is inner and inner.__wrapped__ is handle
+        assert len(seen) == 2
+    finally:
+        wrapt.unwrap_object(httpx2.Client, "send", inner)
+        wrapt.unwrap_object(httpx2.Client, "send", handle)
+    assert httpx2.Client.__dict__["send"] is original
+    with llmvcr.recording("reopen"):
+        assert httpx2.Client.__dict__["send"] is not original
+    assert httpx2.Client.__dict__["send"] is original

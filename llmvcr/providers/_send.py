@@ -54,7 +54,7 @@ def _owner(request: Any) -> HttpProvider | None:
 
 # httpx's Headers.multi_items() decodes every header; the record needs the few that carry meaning
 # or a credential, so the raw byte pairs are filtered first and only those are decoded.
-_KEPT: dict[tuple[str, ...], frozenset[bytes]] = {}
+_KEPT: dict[tuple[str, ...], dict[bytes, bool]] = {}
 
 
 def _decode(value: bytes, headers: Any) -> str:
@@ -67,18 +67,30 @@ _CREDENTIAL_BYTES = re.compile(
 )  # is_credential_header's words
 
 
-def _header_pairs(request: Any, provider: HttpProvider) -> list[tuple[str, str]]:
+def _keeps(provider: HttpProvider) -> dict[bytes, bool]:
+    """Raw header name -> whether the record needs it, filled as names are met (a client sends the
+    same few on every call)."""
     kept = _KEPT.get(provider.meaning_headers)
-    if kept is None:
+    if kept is None or len(kept) > 512:  # names are few; a client inventing them is not cached forever
         names = REQUEST_HEADERS | CREDENTIAL_HEADERS | {h.lower() for h in provider.meaning_headers}
-        kept = _KEPT[provider.meaning_headers] = frozenset(n.encode("ascii") for n in names)
+        kept = _KEPT[provider.meaning_headers] = {n.encode("ascii"): True for n in names}
+    return kept
+
+
+def _header_pairs(request: Any, provider: HttpProvider) -> list[tuple[str, str]]:
+    kept = _keeps(provider)
     headers = request.headers
-    raw = headers.raw
-    if b"".join([k for k, _ in raw]).isascii():
-        pairs = [(k, v) for k, v in raw if k.lower() in kept or _CREDENTIAL_BYTES.search(k)]
-    else:  # a non-ASCII name only str.lower() can judge
-        pairs = [(k, v) for k, v in raw if k.lower() in kept or not k.isascii()]
-    return [(_decode(k, headers), _decode(v, headers)) for k, v in pairs]
+    pairs = []
+    for k, v in headers.raw:
+        keep = kept.get(k)
+        if keep is None:
+            lower = k.lower()
+            # a non-ASCII name only str.lower() can judge
+            keep = kept.get(lower) or bool(_CREDENTIAL_BYTES.search(k)) or not k.isascii()
+            kept[k] = keep
+        if keep:
+            pairs.append((_decode(k, headers), _decode(v, headers)))
+    return pairs
 
 
 def _response_headers(response: Any) -> dict[str, str]:
@@ -197,10 +209,16 @@ def install_http() -> None:
             _patch_send(module)
 
 
+_made: dict[str, tuple[Any, list[Patch]]] = {}  # module name -> (module, its patches), reused by each install
+
+
 def _patch_send(module: Any) -> None:
-    sync_send, async_send = _wrappers(module)
-    for owner, wrapper in ((module.Client, sync_send), (module.AsyncClient, async_send)):
-        patch = Patch(owner, "send", wrapper)
+    made = _made.get(module.__name__)
+    if made is None or made[0] is not module:  # first install, or the module was reloaded
+        sync_send, async_send = _wrappers(module)
+        pair = ((module.Client, sync_send), (module.AsyncClient, async_send))
+        made = _made[module.__name__] = (module, [Patch(owner, "send", wrapper) for owner, wrapper in pair])
+    for patch in made[1]:
         patch.apply()
         _patches.append(patch)
     _patched_modules.add(module.__name__)

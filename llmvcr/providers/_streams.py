@@ -139,71 +139,93 @@ def tee(module: Any, inner: Any, capture: Capture, is_async: bool) -> Any:
     return AsyncTee()
 
 
-def _replay_stream(module: Any, response: Response, speed: float | None, is_async: bool) -> Any:
-    chunks = encode_events(response.stream or [])
-    failure = response.failure
+class _Replaying:
+    """A recorded stream's chunks, paced by ``replay_speed``, ending as the recording did."""
 
-    def paced() -> Iterator[tuple[float, bytes]]:
-        last = 0.0
-        for t, chunk in chunks:
+    def __init__(self, module: Any, response: Response, speed: float | None) -> None:
+        self.module = module
+        self.chunks = encode_events(response.stream or [])
+        self.failure = response.failure
+        self.speed = speed
+        self.closed = False  # reading on after close() fails as it does on a closed socket
+
+    def paced(self) -> Iterator[tuple[float, bytes]]:
+        speed, last = self.speed, 0.0
+        if not speed:
+            for _, chunk in self.chunks:
+                yield 0.0, chunk
+            return
+        for t, chunk in self.chunks:
             wait = 0.0
-            if speed and isinstance(t, (int, float)):
+            if isinstance(t, (int, float)):
                 wait = max(0.0, (t - last) / 1000 / speed)
                 last = t
             yield wait, chunk
 
-    def fail() -> BaseException:
+    def fail(self) -> BaseException:
         # "RemoteProtocolError: peer closed ..." -> the HTTP library's own exception class again
+        failure = self.failure
         name, _, message = (failure or "").partition(": ")
-        cls = getattr(module, name, None)
+        cls = getattr(self.module, name, None)
         if isinstance(cls, type) and issubclass(cls, Exception) and message:
             return cls(message)
-        return module.RemoteProtocolError(failure or "stream ended")  # type: ignore[no-any-return]
+        return self.module.RemoteProtocolError(failure or "stream ended")  # type: ignore[no-any-return]
 
-    def closed_error() -> BaseException:
-        return module.ReadError("llmvcr: read from a closed stream")  # type: ignore[no-any-return]
+    def closed_error(self) -> BaseException:
+        return self.module.ReadError("llmvcr: read from a closed stream")  # type: ignore[no-any-return]
 
+
+_STREAM_CLASSES: dict[tuple[Any, bool], type] = {}  # built once per HTTP library, not per call
+
+
+def _stream_class(module: Any, is_async: bool) -> type:
+    key = (module, is_async)
+    cls = _STREAM_CLASSES.get(key)
+    if cls is not None:
+        return cls
     if not is_async:
 
-        class Replay(module.SyncByteStream):  # type: ignore[misc]
-            closed = False  # reading on after close() fails as it does on a closed socket
-
+        class Replay(_Replaying, module.SyncByteStream):  # type: ignore[misc]
             def __iter__(self) -> Iterator[bytes]:
-                for wait, chunk in paced():
+                for wait, chunk in self.paced():
                     if self.closed:
-                        raise closed_error()
+                        raise self.closed_error()
                     if wait:
                         time.sleep(wait)
                     yield chunk
                 if self.closed:
-                    raise closed_error()
-                if failure:
-                    raise fail()
+                    raise self.closed_error()
+                if self.failure:
+                    raise self.fail()
 
             def close(self) -> None:
                 self.closed = True
 
-        return Replay()
+        cls = _STREAM_CLASSES[key] = Replay
+        return cls
 
-    class AsyncReplay(module.AsyncByteStream):  # type: ignore[misc]
-        closed = False
-
+    class AsyncReplay(_Replaying, module.AsyncByteStream):  # type: ignore[misc]
         async def __aiter__(self) -> AsyncIterator[bytes]:
-            for wait, chunk in paced():
+            for wait, chunk in self.paced():
                 if self.closed:
-                    raise closed_error()
+                    raise self.closed_error()
                 if wait:
                     await asyncio.sleep(wait)
                 yield chunk
             if self.closed:
-                raise closed_error()
-            if failure:
-                raise fail()
+                raise self.closed_error()
+            if self.failure:
+                raise self.fail()
 
         async def aclose(self) -> None:
             self.closed = True
 
-    return AsyncReplay()
+    cls = _STREAM_CLASSES[key] = AsyncReplay
+    return cls
+
+
+def _replay_stream(module: Any, response: Response, speed: float | None, is_async: bool) -> Any:
+    return _stream_class(module, is_async)(module, response, speed)
 
 
 _NOT_SERVED = frozenset({"content-length", "content-encoding", "set-cookie"})

@@ -48,6 +48,7 @@ class HttpProvider:
     # (path ending, header it must carry or "" for none)
     wire: tuple[tuple[str, str], ...] = ()
     _patches: list[Patch] = field(default_factory=list, repr=False)
+    _made: dict[str, tuple[Any, Patch]] = field(default_factory=dict, repr=False)  # reused by each install
 
     def sdk_version(self) -> str | None:
         return package_version(self.package.split(".")[0])
@@ -72,8 +73,12 @@ class HttpProvider:
         sync_funnel, async_funnel = funnel_wrappers(self.name)
         for specs, wrapper in ((self.sync_funnels, sync_funnel), (self.async_funnels, async_funnel)):
             for spec in specs:
-                owner, attr = resolve_attr(spec)
-                patch = Patch(owner, attr, wrapper)
+                module = sys.modules.get(spec.partition(":")[0])
+                module_then, patch = self._made.get(spec, (None, None))
+                if patch is None or module is None or module is not module_then:  # new, or reloaded
+                    owner, attr = resolve_attr(spec)
+                    patch = Patch(owner, attr, wrapper)
+                    self._made[spec] = (sys.modules.get(spec.partition(":")[0]), patch)
                 patch.apply()
                 self._patches.append(patch)
 

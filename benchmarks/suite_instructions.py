@@ -1,0 +1,106 @@
+"""The suite's per-test cost in CPU instructions (callgrind), for the floor, llmvcr YAML and a baseline tree.
+
+``python -m benchmarks.suite_instructions [--baseline TREE] [--tests 100]``
+
+Wall and CPU times on a shared machine move by tens of percent from run to run; instruction
+counts repeat to a fraction of a percent. Each side runs in its own process under
+``valgrind --tool=callgrind --instr-atstart=no``: the process imports the SDKs, replays the N
+tests once (parse cache, first-call work), then instrumentation is switched on
+(``callgrind_control -i on``) for a second pass over the same N tests, and the instructions
+collected, divided by N, are the per-test figure. Instructions are not time (a cache miss costs
+more than an add), so the result is read as a ratio next to the timed benchmarks, not instead of
+them. Needs valgrind; prints Markdown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+from . import suite
+
+_RUN = """
+import os, sys, time
+os.environ.update(BENCH_TOOL="floor", BENCH_BASE_URL={base!r})
+sys.path.insert(0, {project!r})
+import anthropic, openai
+import conftest
+import llmvcr
+folder = os.path.join({project!r}, "cassettes", "test_suite")
+def one(i):
+    if {floor!r}:
+        conftest.three_calls(i)
+    else:
+        with llmvcr.use_cassette(os.path.join(folder, f"test_ticket_{{i:04d}}.yaml"), record_mode="none"):
+            conftest.three_calls(i)
+for i in range({n}):  # warm, not counted
+    one(i)
+open({flag!r} + ".ready", "w").close()
+while not os.path.exists({flag!r} + ".go"):
+    time.sleep(0.05)
+for i in range({n}):
+    one(i)
+"""
+
+
+def instructions(bench: suite.Suite, tree: str, floor: bool, folder: str) -> float:
+    """Instructions per test of one counted pass over the suite, in ``tree``'s llmvcr."""
+    flag = os.path.join(folder, f"flag-{time.monotonic_ns()}")
+    code = _RUN.format(
+        base=bench.base, project=bench.project("llmvcr YAML"), floor=floor, n=bench.n, flag=flag
+    )
+    env = {**os.environ, "PYTHONPATH": tree, "PYTHONHASHSEED": "0"}  # the same dict and set layouts each run
+    args = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={flag}.out"]
+    proc = subprocess.Popen(
+        [*args, sys.executable, "-c", code], cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    while not os.path.exists(flag + ".ready"):
+        if proc.poll() is not None:
+            raise SystemExit(proc.communicate()[1].decode()[-3000:])
+        time.sleep(0.2)
+    subprocess.run(["callgrind_control", "-i", "on", str(proc.pid)], check=True, capture_output=True)
+    open(flag + ".go", "w").close()
+    _, err = proc.communicate()
+    found = re.search(rb"Collected : (\d+)", err)
+    if proc.returncode != 0 or found is None:
+        raise SystemExit(err.decode()[-3000:])
+    return int(found.group(1)) / bench.n
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.suite_instructions", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("--baseline", help="another source tree of llmvcr")
+    parser.add_argument("--tests", type=int, default=100)
+    args = parser.parse_args(argv)
+    for tool in list(suite.TOOLS):
+        if tool not in ("floor", "llmvcr YAML"):
+            del suite.TOOLS[tool]
+    with tempfile.TemporaryDirectory(prefix="llmvcr-instr-") as folder:
+        bench = suite.Suite(folder, args.tests)
+        bench.generate()
+        bench.record()
+        bench.pytest("llmvcr YAML", mode="none")  # fill the parse cache, as a rerun finds it
+        rows = [("floor", instructions(bench, bench.here, True, folder))]
+        if args.baseline:
+            rows.append(
+                ("llmvcr YAML (baseline)", instructions(bench, os.path.abspath(args.baseline), False, folder))
+            )
+        rows.append(("llmvcr YAML", instructions(bench, bench.here, False, folder)))
+    floor = rows[0][1]
+    print("| side | instructions per test | over the floor | ÷ floor |")
+    print("|---|---|---|---|")
+    for name, count in rows:
+        over = "" if name == "floor" else f"+{(count - floor) / 1e6:.2f} M"
+        print(f"| {name} | {count / 1e6:.2f} M | {over} | {count / floor:.3f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
