@@ -27,6 +27,7 @@ from .errors import (
     UnrecordedCallWarning,
 )
 from .faults import Fault
+from .kept_timing import EarlierTimings
 from .matching import default_request_hash
 from .options import Options, settings
 from .redact import RESPONSE_HEADERS, Redactor, compile_keep, compile_paths, compile_redactions
@@ -109,6 +110,7 @@ class Session:
         self._open_streams: list[Callable[[], None]] = []  # finish a stream still being recorded
         self._sigterm: SigtermFlush | None = None
         self._rehashed = False
+        self._earlier: EarlierTimings | None = None  # record_mode="all": the streams the file held
         self.unrecorded: dict[str, int] = {}  # host -> requests no provider claimed, let through
         self.cassette = cassette if cassette is not None else self._load()
         replace = self._replace_on_write
@@ -339,6 +341,10 @@ class Session:
             failure=response.failure,
         )
         entry = Entry(decision.provider, decision.request, response, decision.request_hash)
+        if self._replace_on_write:  # an unchanged stream keeps its offsets: no timing noise in a PR diff
+            if self._earlier is None:
+                self._earlier = EarlierTimings.of_file(self.path)
+            entry = self._earlier.keep(entry)
         if self.options.before_record is not None:
             result = self.options.before_record(entry)
             if result is None:

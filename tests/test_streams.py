@@ -243,10 +243,11 @@ def test_a_stream_left_unread_is_kept_when_the_cassette_closes(openai_client: An
     assert entry.response.truncated and len(entry.response.stream or []) >= 1
 
 
-def test_re_recording_an_unchanged_stream_changes_one_timing_line(
+def test_re_recording_an_unchanged_stream_changes_no_line(
     openai_client: Any, cassette_dir: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The arrival offsets sit on one line, so a PR that re-records a stream shows content changes only."""
+    """Re-recording a stream whose events did not change keeps its recorded offsets, so a PR that
+    re-records it shows no change; a changed stream is written with its new offsets."""
     import difflib
 
     texts = []
@@ -266,7 +267,23 @@ def test_re_recording_an_unchanged_stream_changes_one_timing_line(
         for line in difflib.unified_diff(texts[0].splitlines(), texts[1].splitlines(), lineterm="", n=0)
         if line.startswith(("+", "-")) and not line.startswith(("+++", "---"))
     ]
-    timing_lines = [line for line in changed if "timing: [" in line]
-    assert len(timing_lines) <= 2 and len(changed) == len(timing_lines), changed
+    assert changed == []  # the events are unchanged, so the earlier offsets are kept: the file is as it was
     cassette = llmvcr.load_cassette(cassette_dir / "timing.yaml")
     assert all("t" in event for event in cassette.entry(0).response.stream or [])  # pacing is kept
+
+
+def test_only_an_unchanged_stream_takes_its_earlier_offsets() -> None:
+    from llmvcr.entries import Entry, Request, Response
+    from llmvcr.kept_timing import EarlierTimings
+
+    def entry(texts: list[str], offsets: list[float]) -> Entry:
+        stream = [{"data": {"text": t}, "t": o} for t, o in zip(texts, offsets, strict=True)]
+        return Entry("openai", Request("POST", "/v1/chat/completions"), Response(200, stream=stream), "h1")
+
+    earlier = EarlierTimings([entry(["a", "b"], [1.0, 2.0])])
+    changed = earlier.keep(entry(["a", "c"], [5.0, 6.0]))
+    assert [e["t"] for e in changed.response.stream or []] == [5.0, 6.0]
+    same = earlier.keep(entry(["a", "b"], [5.0, 6.0]))
+    assert [e["t"] for e in same.response.stream or []] == [1.0, 2.0]
+    again = earlier.keep(entry(["a", "b"], [7.0, 8.0]))  # each earlier recording is taken once
+    assert [e["t"] for e in again.response.stream or []] == [7.0, 8.0]
