@@ -36,23 +36,19 @@ class DecodeFailed(Exception):
     """The body is not valid for its ``content-encoding``: the HTTP library will fail on it too."""
 
 
-def _zlib_step(wbits: int) -> Step:
-    """gzip (every member of a multi-member body) or zlib-wrapped deflate."""
-    state = {"obj": zlib.decompressobj(wbits)}
+def _gzip() -> Step:
+    """gzip, every member of a multi-member body."""
+    state = {"obj": zlib.decompressobj(zlib.MAX_WBITS | 16)}
 
     def decode(chunk: bytes) -> bytes:
         out = [state["obj"].decompress(chunk)]
-        while state["obj"].eof and state["obj"].unused_data and wbits & 16:  # another gzip member
+        while state["obj"].eof and state["obj"].unused_data:  # another gzip member follows
             rest = state["obj"].unused_data
-            state["obj"] = zlib.decompressobj(wbits)
+            state["obj"] = zlib.decompressobj(zlib.MAX_WBITS | 16)
             out.append(state["obj"].decompress(rest))
         return b"".join(out)
 
     return Step(decode, lambda: bool(state["obj"].eof))
-
-
-def _gzip() -> Step:
-    return _zlib_step(zlib.MAX_WBITS | 16)
 
 
 def _deflate() -> Step:

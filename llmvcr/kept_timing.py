@@ -57,7 +57,7 @@ class EarlierTimings:
                 del earlier[i]  # a request made twice takes each earlier recording once
                 kept = [
                     {**event, "t": before["t"]} if "t" in before else event
-                    for event, before in zip([dict(e) for e in events], old, strict=True)
+                    for event, before in zip(events, old, strict=True)
                 ]
                 return replace(entry, response=replace(entry.response, stream=kept))
         return entry
