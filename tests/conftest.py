@@ -12,6 +12,7 @@ from llm_server import LLMServer
 
 import llmvcr
 from llmvcr.options import settings
+from llmvcr.providers import _answer as answer
 
 pytest_plugins = ["pytester"]
 
@@ -61,6 +62,17 @@ def cassette_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pa
     monkeypatch.setattr(settings, "default_record_mode", "once")
     yield directory
     llmvcr.configure(cassette_dir="cassettes")
+
+
+@pytest.fixture(autouse=True)
+def requests_built_in_the_funnel_equal_the_sdks() -> Iterator[None]:
+    """Every request a replay builds in the SDK's funnel (providers._answer) is also built by the SDK
+    itself and compared: the method, URL, every header, the body and the record must be equal."""
+    differences: list[str] = []
+    answer.checks = differences
+    yield
+    answer.checks = None
+    assert not differences, "\n".join(differences)
 
 
 @pytest.fixture

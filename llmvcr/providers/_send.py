@@ -10,7 +10,6 @@ step but the awaits.
 from __future__ import annotations
 
 import importlib
-import re
 import sys
 import threading
 import time
@@ -20,9 +19,10 @@ from typing import Any
 import wrapt
 
 from ..errors import LLMVCRError
-from ..redact import CREDENTIAL_HEADERS, REQUEST_HEADERS
 from ..session import Decision
+from ._answer import PREMADE
 from ._funnel import carry, current_caller
+from ._headers import header_pairs
 from ._patch import Patch
 from ._streams import Capture, serve, tee
 from .base import decide, lookup, outer_call, registered, unclaimed, watching
@@ -52,47 +52,6 @@ def _owner(request: Any) -> HttpProvider | None:
     return None
 
 
-# httpx's Headers.multi_items() decodes every header; the record needs the few that carry meaning
-# or a credential, so the raw byte pairs are filtered first and only those are decoded.
-_KEPT: dict[tuple[str, ...], dict[bytes, bool]] = {}
-
-
-def _decode(value: bytes, headers: Any) -> str:
-    # An ASCII value decodes the same under every encoding httpx may pick for the headers.
-    return value.decode("ascii") if value.isascii() else value.decode(headers.encoding)
-
-
-_CREDENTIAL_BYTES = re.compile(
-    rb"(?i)auth|key|token|secret|signature|cookie|password"
-)  # is_credential_header's words
-
-
-def _keeps(provider: HttpProvider) -> dict[bytes, bool]:
-    """Raw header name -> whether the record needs it, filled as names are met (a client sends the
-    same few on every call)."""
-    kept = _KEPT.get(provider.meaning_headers)
-    if kept is None or len(kept) > 512:  # names are few; a client inventing them is not cached forever
-        names = REQUEST_HEADERS | CREDENTIAL_HEADERS | {h.lower() for h in provider.meaning_headers}
-        kept = _KEPT[provider.meaning_headers] = {n.encode("ascii"): True for n in names}
-    return kept
-
-
-def _header_pairs(request: Any, provider: HttpProvider) -> list[tuple[str, str]]:
-    kept = _keeps(provider)
-    headers = request.headers
-    pairs = []
-    for k, v in headers.raw:
-        keep = kept.get(k)
-        if keep is None:
-            lower = k.lower()
-            # a non-ASCII name only str.lower() can judge
-            keep = kept.get(lower) or bool(_CREDENTIAL_BYTES.search(k)) or not k.isascii()
-            kept[k] = keep
-        if keep:
-            pairs.append((_decode(k, headers), _decode(v, headers)))
-    return pairs
-
-
 def _response_headers(response: Any) -> dict[str, str]:
     out: dict[str, str] = {}
     for name, value in response.headers.multi_items():
@@ -114,15 +73,25 @@ def _decide(module: Any, args: Any, kwargs: Any) -> tuple[Decision, Any] | None:
             raise carry(err) from None
         return None
     caller = current_caller()
-    wire = request_from_wire(
-        request.method,
-        str(request.url),
-        _header_pairs(request, provider),
-        request.read(),
-        meaning_headers=provider.meaning_headers,
-    )
+    premade = request.extensions.get(PREMADE)
+    if premade is not None and premade.still_fits(request):
+        wire = premade.request  # built in the funnel from the same pieces (providers._answer)
+    else:
+        wire = request_from_wire(
+            request.method,
+            str(request.url),
+            header_pairs(request, provider),
+            request.read(),
+            meaning_headers=provider.meaning_headers,
+        )
     try:
         decision = decide(provider, wire, caller.client if caller else None, host=request.url.host)
+        if premade is not None and decision.entry is None and decision.fault is None:
+            raise LLMVCRError(  # a request built for replay alone never goes on the wire
+                f"llmvcr: {request.method} {without_userinfo(str(request.url))} was made inside a "
+                f"replay-only cassette that was closed before the request was sent; keep the cassette "
+                f"open until the call returns"
+            )
     except LLMVCRError as err:
         raise carry(err) from None
     fault = decision.fault

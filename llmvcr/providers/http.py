@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..http_request import body_bytes, parse_body, request_from_wire, without_userinfo
+from ._answer import build_request_wrapper
 from ._funnel import funnel_wrappers
 from ._patch import Patch, resolve_attr
 from .base import package_version
@@ -47,6 +48,9 @@ class HttpProvider:
     # the wire format, for requests from clients that are not the SDK's (litellm's own httpx client):
     # (path ending, header it must carry or "" for none)
     wire: tuple[tuple[str, str], ...] = ()
+    # methods that build the HTTP request, wrapped to build it lighter in a replay-only cassette
+    # (``providers._answer``); an SDK version without one keeps the wire path
+    answer_builders: tuple[str, ...] = ()
     _patches: list[Patch] = field(default_factory=list, repr=False)
     _made: dict[str, tuple[Any, Patch]] = field(default_factory=dict, repr=False)  # reused by each install
 
@@ -71,16 +75,28 @@ class HttpProvider:
         if self._patches or self.package not in sys.modules:
             return
         sync_funnel, async_funnel = funnel_wrappers(self.name)
-        for specs, wrapper in ((self.sync_funnels, sync_funnel), (self.async_funnels, async_funnel)):
-            for spec in specs:
-                module = sys.modules.get(spec.partition(":")[0])
-                module_then, patch = self._made.get(spec, (None, None))
-                if patch is None or module is None or module is not module_then:  # new, or reloaded
-                    owner, attr = resolve_attr(spec)
-                    patch = Patch(owner, attr, wrapper)
-                    self._made[spec] = (sys.modules.get(spec.partition(":")[0]), patch)
+        wanted = [(spec, sync_funnel, True) for spec in self.sync_funnels]
+        wanted += [(spec, async_funnel, True) for spec in self.async_funnels]
+        wanted += [(spec, build_request_wrapper(self), False) for spec in self.answer_builders]
+        for spec, wrapper, required in wanted:
+            patch = self._patch(spec, wrapper, required)
+            if patch is not None:
                 patch.apply()
                 self._patches.append(patch)
+
+    def _patch(self, spec: str, wrapper: Any, required: bool) -> Patch | None:
+        module = sys.modules.get(spec.partition(":")[0])
+        module_then, patch = self._made.get(spec, (None, None))
+        if patch is None or module is None or module is not module_then:  # new, or reloaded
+            try:
+                owner, attr = resolve_attr(spec)
+            except AttributeError:
+                if required:
+                    raise
+                return None  # an SDK version without it keeps the wire path
+            patch = Patch(owner, attr, wrapper)
+            self._made[spec] = (sys.modules.get(spec.partition(":")[0]), patch)
+        return patch
 
     def uninstall(self) -> None:
         while self._patches:
@@ -110,6 +126,7 @@ class StainlessProvider(HttpProvider):
             meaning_headers,
             sync_funnels=(f"{package}._base_client:SyncAPIClient.request",),
             async_funnels=(f"{package}._base_client:AsyncAPIClient.request",),
+            answer_builders=(f"{package}._base_client:BaseClient._build_request",),
             hosts=hosts,
             wire=wire,
         )

@@ -1,0 +1,193 @@
+"""Answering in the SDK's funnel: a replayed call skips most of the SDK's HTTP request building.
+
+A Stainless SDK (anthropic, openai and the others) turns each call into an HTTP request in
+``BaseClient._build_request`` (its headers, the URL, the JSON body, then the HTTP library's own
+``build_request``): about a quarter of what a call costs the SDK itself. ``providers._send`` then
+reads that request back at ``Client.send``. Inside a replay-only cassette no request leaves the
+machine (each call is served, fails as injected, or raises a divergence), so there llmvcr builds
+the request from the same SDK pieces (``_build_headers``, ``_prepare_url``, the SDK's JSON
+encoder) and the HTTP library's plain ``Request``, and hands the seam the ``Request`` record it
+would read from it, already read. ``send`` decides on that as on any request.
+
+Anything this does not cover takes the SDK's own path, as if this module were not there: a
+cassette that may record or go live, a body that is not a JSON object, query parameters,
+``extra_body`` the SDK has not merged yet, files, a GET, an SDK client class that builds requests its
+own way, an HTTP client class that sends its own way. A request changed after it was built
+(``_prepare_request`` signing it) is read again at ``send``. The test suite builds both requests
+for every call (``checks``) and fails on any difference.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from .. import _active
+from ..entries import Request
+from ..http_request import request_from_wire
+from ._headers import header_pairs
+from .base import watching
+
+PREMADE = "llmvcr.premade"  # the request extension that carries the record already read
+
+# The test suite sets a list here: every request built this way is compared with the SDK's own,
+# and each difference is appended, naming the call.
+checks: list[str] | None = None
+
+
+class AnsweringProvider(Protocol):
+    name: str
+    package: str
+    meaning_headers: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Premade:
+    """The record of a request built here, and what it looked like then."""
+
+    request: Request
+    url: Any
+    raw_headers: list[tuple[bytes, bytes]]
+
+    def still_fits(self, request: Any) -> bool:
+        """Whether ``request`` is as it was built (a ``_prepare_request`` may sign or reroute it)."""
+        return request.url is self.url and request.headers.raw == self.raw_headers
+
+
+def build_request_wrapper(provider: AnsweringProvider) -> Callable[..., Any]:
+    """The wrapt wrapper for the provider's ``BaseClient._build_request``."""
+
+    def build_request(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        if not watching():
+            return wrapped(*args, **kwargs)
+        light = _light_request(provider, instance, args, kwargs)
+        if light is None:
+            return wrapped(*args, **kwargs)
+        if checks is not None:
+            check_against(provider, light, wrapped(*args, **kwargs), checks)
+        return light
+
+    return build_request
+
+
+def _light_request(provider: AnsweringProvider, client: Any, args: Any, kwargs: Any) -> Any:
+    session = _active.session_for(client)
+    if session is None or session.can_record or session.options.on_divergence == "live":
+        return None
+    options = args[0] if args else kwargs.get("options")
+    builds, urls = _plain(type(client), provider.package)
+    if options is None or not builds:
+        return None
+    json_data = options.json_data
+    if (
+        not isinstance(json_data, dict)
+        or options.method.lower() == "get"
+        or options.files is not None
+        or options.content is not None
+        or options.extra_json is not None
+        or options.params
+    ):
+        return None
+    http = client._client
+    module = _sends_plainly(type(http))
+    if module is None or http.params or client.default_query:
+        return None
+    dumps = getattr(sys.modules.get(f"{provider.package}._base_client"), "openapi_dumps", None)
+    if dumps is None:
+        return None
+    built = client._build_headers(options, retries_taken=kwargs.get("retries_taken", 0))
+    if built.get("content-type", "").lower().startswith("multipart/"):
+        return None
+    headers = module.Headers(http.headers)  # the HTTP client's headers, then the SDK's over them
+    headers.update(built)
+    body = dumps(json_data)
+    cookies = http.cookies or None  # the client's cookies go in a Cookie header, as it would add them
+    light = module.Request(
+        options.method, _url(client, options.url, urls), headers=headers, content=body, cookies=cookies
+    )
+    record = request_from_wire(
+        light.method,
+        str(light.url),
+        header_pairs(light, provider),
+        body,
+        meaning_headers=provider.meaning_headers,
+    )
+    light.extensions[PREMADE] = Premade(record, light.url, light.headers.raw)
+    return light
+
+
+_PLAIN_CLIENTS: dict[type, tuple[bool, bool]] = {}
+
+
+def _plain(cls: type, package: str) -> tuple[bool, bool]:
+    """Whether an SDK client class uses the base client's ``_build_request``, and its ``_prepare_url``."""
+    plain = _PLAIN_CLIENTS.get(cls)
+    if plain is None:
+        home = f"{package}._base_client"
+        plain = _PLAIN_CLIENTS[cls] = (
+            all(k.__module__ == home for k in cls.__mro__ if "_build_request" in vars(k)),
+            all(k.__module__ == home for k in cls.__mro__ if "_prepare_url" in vars(k)),
+        )
+    return plain
+
+
+_PLAIN_SENDERS: dict[type, Any] = {}
+
+
+def _sends_plainly(cls: type) -> Any:
+    """The HTTP library (httpx2 or httpx) whose ``Client.send`` this client class uses unchanged, or None."""
+    if cls not in _PLAIN_SENDERS:
+        found = None
+        for k in cls.__mro__:
+            if "send" in vars(k) or "build_request" in vars(k):
+                module = sys.modules.get(k.__module__.split(".")[0])
+                if module is not None and module.__name__ in ("httpx2", "httpx"):
+                    found = module if k in (module.Client, module.AsyncClient) else None
+                break
+        _PLAIN_SENDERS[cls] = found
+    return _PLAIN_SENDERS[cls]
+
+
+_URLS: dict[tuple[int, str], tuple[Any, Any]] = {}  # (id of base URL, path) -> (base URL, merged)
+
+
+def _url(client: Any, path: str, plain: bool) -> Any:
+    """``client._prepare_url(path)``, kept per base URL: httpx URLs are immutable and the merge is slow."""
+    if not plain:  # a client class with its own _prepare_url may answer differently each time
+        return client._prepare_url(path)
+    base = client.base_url
+    key = (id(base), path)
+    cached = _URLS.get(key)
+    if cached is not None and cached[0] is base:
+        return cached[1]
+    if len(_URLS) > 256:  # one per client and endpoint; never grows without bound
+        _URLS.clear()
+    url = client._prepare_url(path)
+    _URLS[key] = (base, url)
+    return url
+
+
+def check_against(provider: AnsweringProvider, light: Any, real: Any, into: list[str]) -> None:
+    """The test suite's check: the request built here against the SDK's own, field by field."""
+    where = f"{provider.name} {real.method} {real.url}"
+    for what, mine, theirs in (
+        ("method", light.method, real.method),
+        ("url", str(light.url), str(real.url)),
+        # as every Headers reader sees them: names are matched without case (openai sends its own
+        # names lowercased, anthropic as written; only ``headers.raw`` shows the difference)
+        ("headers", light.headers.multi_items(), real.headers.multi_items()),
+        ("body", light.content, real.content),
+    ):
+        if mine != theirs:
+            into.append(f"{where}: {what} differs: {mine!r} != {theirs!r}")
+    record = request_from_wire(
+        real.method,
+        str(real.url),
+        header_pairs(real, provider),
+        real.content,
+        meaning_headers=provider.meaning_headers,
+    )
+    if record != light.extensions[PREMADE].request:
+        into.append(f"{where}: the record differs: {light.extensions[PREMADE].request!r} != {record!r}")
