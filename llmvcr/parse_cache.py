@@ -54,35 +54,85 @@ _PRUNED = ".pruned"  # its time says when the folder was last walked
 
 
 # Text on which YAML 1.2 (ryaml) and YAML 1.1 (PyYAML) may read differently sends a document to
-# PyYAML. Matches inside quoted or block text only cost the fast path, never correctness. Each
-# pattern starts with a literal or a class, so a search skips most positions at C speed.
+# PyYAML: a plain scalar one version reads as a bool, number or date and the other not, a tag,
+# anchor, alias, merge or value key, a flow collection other than the ones llmvcr writes, a tab,
+# a lone CR, a BOM, or a line break only YAML 1.1 has (NEL, LS, PS). A match inside quoted or block
+# text only costs the fast path, never correctness. Every pattern starts with a literal (a search
+# then skips at C speed; a leading class or lookbehind made sre try every position), and the rare
+# characters are found with bytes.find and checked in Python.
+_ONLY_1_1 = (b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9", b"\xef\xbb\xbf")  # NEL LS PS BOM: llmvcr escapes them
+_INT = rb"-?(?:0|[1-9][0-9]*)"
+_FLOAT = rb"-?(?:0|[1-9][0-9]{0,199})\.[0-9]+(?:[eE][-+][0-9]{1,2})?"  # finite in both: ryaml keeps 1e999 text
+_END = rb"(?= *(?:#|:(?: |\n|\Z)|\n|\Z))"  # the scalar ends here: a comment, a key's colon, the line
+
+
 @functools.cache
 def _guards() -> tuple[re.Pattern[bytes], ...]:
-    """The patterns below, compiled on the first YAML parse rather than at import."""
+    """The patterns above, compiled on the first YAML parse rather than at import."""
+    safe = rb"(?:" + _INT + rb"|" + _FLOAT + rb"|[0-9]+(?:\.[0-9]+){2,})" + _END  # 0.1.0: text in both
+    scalar = b"|".join(  # a whole plain scalar the two versions may read differently
+        (
+            rb"(?=[-+.0-9yYnNoO<=])(?:(?:[yY]es|YES|[nN]o|NO|[oO]n|ON|[oO]ff|OFF)" + _END,
+            rb"<<",
+            rb"=(?![^ \n:])",
+            rb"(?!" + safe + rb")[-+]?(?:0[xXoObB][0-9a-fA-F_]*|\.?[0-9][0-9_.:eE+-]*|\.[a-zA-Z]+)" + _END,
+            rb"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt]| +[0-9]))",  # a YAML 1.1 timestamp
+        )
+    )
+    number = rb"(?:" + _INT + rb"|" + _FLOAT + rb"|null)"
     return (
-        re.compile(rb"(?<=[\s\[\{,:])[!&*]|<<|[:-][ \t]+=[ \t]*$", re.MULTILINE),  # tags, anchors, merges
-        re.compile(rb"[:-][ \t]+[\[\{][ \t]*[^\]\}\s]"),  # a flow collection, but [] and {}
-        # ... unless it holds only numbers both read alike (a stream's timing line), maybe wrapped
-        re.compile(
-            rb"[:-][ \t]+\[\s*(?:(?:-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?|null)\s*,\s*)*"
-            rb"(?:-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?|null)\s*\][ \t]*(?:\n|$)"
+        re.compile(rb": +" + scalar),  # a value
+        re.compile(rb"- +" + scalar),  # a list item (and --- 1e5)
+        re.compile(rb"\? +" + scalar),  # an explicit key
+        re.compile(rb"\n(?=( *))\1" + scalar),  # a key, or a value on its own line (no backtracking)
+        re.compile(  # the flow collections llmvcr writes: [], {}, a stream's timing, {same_as: N}
+            rb"(?:\[[ \n]*(?:" + number + rb"[ \n]*,[ \n]*)*" + number + rb"[ \n]*\]"
+            rb"|\{ *same_as *: +(?:0|[1-9][0-9]*) *\}|\[ *\]|\{ *\}) *(?:\n|\Z)"
         ),
-        re.compile(  # YAML 1.1 booleans
-            rb"[:-][ \t]+(?:[yYnN]|[yY]es|YES|[nN]o|NO|[oO]n|ON|[oO]ff|OFF)[ \t]*(?:#.*)?$", re.MULTILINE
-        ),
-        re.compile(rb"[:-][ \t]+([-+]?\.?[0-9][^\s#]*|[-+]?\.[a-zA-Z]+)[ \t]*(?:#.*)?$", re.MULTILINE),
-        re.compile(rb"[-+]?(?:0[xX][0-9a-fA-F_]+|[0-9_.:eE+-]+|\.[a-zA-Z]+|[0-9]{4}-[0-9]{1,2}-[0-9].*)"),
-        re.compile(rb"-?(?:0|[1-9][0-9]*)|[-+]?[0-9]*\.[0-9]+|[0-9]+(?:\.[0-9]+){2,}"),  # ints, d.d, 0.1.0
     )
 
 
 def _risky(data: bytes) -> bool:
-    tags, flow, numbers, words, number, numeric, same = _guards()
-    if tags.search(data) or words.search(data) or data.startswith((b"!", b"&", b"*")):
+    if b"\r" in data:  # a Windows checkout's CRLF reads as LF in both; a lone CR is a break only in 1.1
+        data = data.replace(b"\r\n", b"\n")
+        if b"\r" in data:
+            return True
+    if b"\t" in data or (not data.isascii() and any(c in data for c in _ONLY_1_1)):
         return True
-    if any(not numbers.match(data, m.start()) for m in flow.finditer(data)):
+    value, item, key, line, flow = _guards()
+    text = b"\n" + data  # the first line starts after a newline too
+    if value.search(text) or item.search(text) or line.search(text) or (b"? " in text and key.search(text)):
         return True
-    return any(numeric.fullmatch(m) and not same.fullmatch(m) for m in number.findall(data))
+    for c in b"!&*[{":  # a tag, anchor, alias or flow collection, where a node starts
+        i = text.find(c)
+        while i != -1:
+            if _starts_a_node(text, i) and not (c in b"[{" and flow.match(text, i)):
+                return True
+            i = text.find(c, i + 1)
+    return False
+
+
+def _starts_a_node(text: bytes, i: int) -> bool:
+    """Whether a node may start at ``text[i]``: after ``: ``, ``- `` or ``? ``, or at the start of a
+    line that holds a key or follows one (text wrapped onto, or inside, a block scalar does not)."""
+    j = i
+    while text[j - 1] == 32:  # text[0] is a newline
+        j -= 1
+    before = text[j - 1]
+    if before != 10:
+        return j < i and before in b":-?"
+    end = text.find(b"\n", i)
+    rest = text[i:] if end == -1 else text[i:end]
+    if b": " in rest or rest.endswith(b":"):  # a key: *alias : 1, &anchor key: 1, [a]: 1
+        return True
+    k = j - 1
+    while k > 0:  # the line before, blank and comment lines skipped
+        start = text.rfind(b"\n", 0, k) + 1
+        previous = text[start:k].strip(b" ")
+        if previous and not previous.startswith(b"#"):
+            return previous.endswith((b":", b"-", b"?")) or b" #" in previous
+        k = start - 1
+    return True  # the document's first node
 
 
 @functools.cache
