@@ -60,9 +60,14 @@ _PRUNED = ".pruned"  # its time says when the folder was last walked
 # text only costs the fast path, never correctness. Every pattern starts with a literal (a search
 # then skips at C speed; a leading class or lookbehind made sre try every position), and the rare
 # characters are found with bytes.find and checked in Python.
-_ONLY_1_1 = (b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9", b"\xef\xbb\xbf")  # NEL LS PS BOM: llmvcr escapes them
+_ONLY_1_1 = (
+    b"\xc2\x85",
+    b"\xe2\x80\xa8",
+    b"\xe2\x80\xa9",
+    b"\xef\xbb\xbf",
+)  # NEL LS PS BOM: llmvcr escapes them
 _INT = rb"-?(?:0|[1-9][0-9]*)"
-_FLOAT = rb"-?(?:0|[1-9][0-9]{0,199})\.[0-9]+(?:[eE][-+][0-9]{1,2})?"  # finite in both: ryaml keeps 1e999 text
+_FLOAT = rb"-?(?:0|[1-9][0-9]{0,199})\.[0-9]+(?:[eE][-+][0-9]{1,2})?"  # finite: ryaml keeps 1e999 as text
 _END = rb"(?= *(?:#|:(?: |\n|\Z)|\n|\Z))"  # the scalar ends here: a comment, a key's colon, the line
 
 
@@ -103,7 +108,8 @@ def _risky(data: bytes) -> bool:
     text = b"\n" + data  # the first line starts after a newline too
     if value.search(text) or item.search(text) or line.search(text) or (b"? " in text and key.search(text)):
         return True
-    for c in b"!&*[{":  # a tag, anchor, alias or flow collection, where a node starts
+    # an alias (*name) needs its anchor (&name): both parsers refuse a document with one alone
+    for c in b"!&[{":  # a tag, an anchor or a flow collection, where a node starts
         i = text.find(c)
         while i != -1:
             if _starts_a_node(text, i) and not (c in b"[{" and flow.match(text, i)):
