@@ -54,46 +54,49 @@ _PRUNED = ".pruned"  # its time says when the folder was last walked
 
 
 # Text on which YAML 1.2 (ryaml) and YAML 1.1 (PyYAML) may read differently sends a document to
-# PyYAML: a plain scalar one version reads as a bool, number or date and the other not, a tag,
-# anchor, alias, merge or value key, a flow collection other than the ones llmvcr writes, a tab,
-# a lone CR, a BOM, or a line break only YAML 1.1 has (NEL, LS, PS). A match inside quoted or block
-# text only costs the fast path, never correctness. Every pattern starts with a literal (a search
-# then skips at C speed; a leading class or lookbehind made sre try every position), and the rare
-# characters are found with bytes.find and checked in Python.
-_ONLY_1_1 = (
-    b"\xc2\x85",
-    b"\xe2\x80\xa8",
-    b"\xe2\x80\xa9",
-    b"\xef\xbb\xbf",
-)  # NEL LS PS BOM: llmvcr escapes them
+# PyYAML: where a node starts, a plain scalar one version reads as a bool, number or date and the
+# other as text, a tag, an anchor, a merge or value key, or a flow collection other than the ones
+# llmvcr writes; anywhere, a tab, a lone CR, a BOM or a line break only YAML 1.1 has (NEL, LS,
+# PS), all of which llmvcr's writer escapes. An alias needs its anchor: both refuse one alone.
+# A match inside quoted or block text only costs the fast path, never correctness. Each pattern
+# starts with a literal, so a search skips at C speed (a leading class or lookbehind made sre try
+# every position: 0.6 ms on a 12 KB cassette, more than ryaml's whole parse).
+_ONLY_1_1 = (b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9", b"\xef\xbb\xbf")
 _INT = rb"-?(?:0|[1-9][0-9]*)"
 _FLOAT = rb"-?(?:0|[1-9][0-9]{0,199})\.[0-9]+(?:[eE][-+][0-9]{1,2})?"  # finite: ryaml keeps 1e999 as text
-_END = rb"(?= *(?:#|:(?: |\n|\Z)|\n|\Z))"  # the scalar ends here: a comment, a key's colon, the line
+_END = rb"(?= *(?:#|:(?: |\n|\Z)|\n|\Z))"  # the scalar ends: a comment, a key's colon, the line
 
 
 @functools.cache
 def _guards() -> tuple[re.Pattern[bytes], ...]:
     """The patterns above, compiled on the first YAML parse rather than at import."""
     safe = rb"(?:" + _INT + rb"|" + _FLOAT + rb"|[0-9]+(?:\.[0-9]+){2,})" + _END  # 0.1.0: text in both
+    number = rb"(?:" + _INT + rb"|" + _FLOAT + rb"|null)"
+    # the flow collections llmvcr writes: [], {}, a stream's timing, {same_as: N}; each from its bracket
+    timing = rb"(?:[ \n]*(?:" + number + rb"[ \n]*,[ \n]*)*" + number + rb"[ \n]*| *)\] *(?:\n|\Z)"
+    same_as = rb"(?: *same_as *: +(?:0|[1-9][0-9]*) *| *)\} *(?:\n|\Z)"
+    # each alternative starts with a literal or a class, which sre checks before trying the rest
+    words = (rb"[yY]es", rb"YES", rb"[nN]o", rb"NO", rb"[oO](?:n|ff)", rb"O(?:N|FF)")  # bools in 1.1 only
+    numeric = rb"[-+]?(?:0[xXoObB][0-9a-fA-F_]*|\.?[0-9][0-9_.:eE+-]*|\.[a-zA-Z]+)"  # 1e5 0o17 1_0 1:2 .inf
     scalar = b"|".join(  # a whole plain scalar the two versions may read differently
         (
-            rb"(?=[-+.0-9yYnNoO<=])(?:(?:[yY]es|YES|[nN]o|NO|[oO]n|ON|[oO]ff|OFF)" + _END,
-            rb"<<",
-            rb"=(?![^ \n:])",
-            rb"(?!" + safe + rb")[-+]?(?:0[xXoObB][0-9a-fA-F_]*|\.?[0-9][0-9_.:eE+-]*|\.[a-zA-Z]+)" + _END,
-            rb"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt]| +[0-9]))",  # a YAML 1.1 timestamp
+            *(word + _END for word in words),
+            rb"<<",  # a merge key
+            rb"=(?![^ \n:])",  # a value key
+            rb"(?=[-+.0-9])(?!" + safe + rb")" + numeric + _END,
+            rb"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt]| +[0-9])",  # a YAML 1.1 timestamp
         )
     )
-    number = rb"(?:" + _INT + rb"|" + _FLOAT + rb"|null)"
+    node = (
+        rb"(?=[-+.0-9yYnNoO<=!&\[{])(?:[!&]|\[(?!" + timing + rb")|\{(?!" + same_as + rb")|" + scalar + rb")"
+    )
     return (
-        re.compile(rb": +" + scalar),  # a value
-        re.compile(rb"- +" + scalar),  # a list item (and --- 1e5)
-        re.compile(rb"\? +" + scalar),  # an explicit key
-        re.compile(rb"\n(?=( *))\1" + scalar),  # a key, or a value on its own line (no backtracking)
-        re.compile(  # the flow collections llmvcr writes: [], {}, a stream's timing, {same_as: N}
-            rb"(?:\[[ \n]*(?:" + number + rb"[ \n]*,[ \n]*)*" + number + rb"[ \n]*\]"
-            rb"|\{ *same_as *: +(?:0|[1-9][0-9]*) *\}|\[ *\]|\{ *\}) *(?:\n|\Z)"
-        ),
+        re.compile(rb": +" + node),  # a value
+        re.compile(rb"- +" + node),  # a list item (and --- 1e5)
+        re.compile(rb"\? +" + node),  # an explicit key
+        # a key, a value on its own line, or text; (?=( *))\1 keeps sre from backtracking the indent
+        re.compile(rb"\n(?=( *))\1(?=[-+.0-9yYnNoO<=!&\[{])(?:([!&\[{])|" + scalar + rb")"),
+        re.compile(rb"\[" + timing + rb"|\{" + same_as),
     )
 
 
@@ -104,34 +107,25 @@ def _risky(data: bytes) -> bool:
             return True
     if b"\t" in data or (not data.isascii() and any(c in data for c in _ONLY_1_1)):
         return True
-    value, item, key, line, flow = _guards()
+    value, item, key, line, written = _guards()
     text = b"\n" + data  # the first line starts after a newline too
-    if value.search(text) or item.search(text) or line.search(text) or (b"? " in text and key.search(text)):
+    if value.search(text) or item.search(text) or (b"? " in text and key.search(text)):
         return True
-    # an alias (*name) needs its anchor (&name): both parsers refuse a document with one alone
-    for c in b"!&[{":  # a tag, an anchor or a flow collection, where a node starts
-        i = text.find(c)
-        while i != -1:
-            if _starts_a_node(text, i) and not (c in b"[{" and flow.match(text, i)):
-                return True
-            i = text.find(c, i + 1)
+    for m in line.finditer(text):
+        at = m.start(2)
+        if at < 0 or (_holds_a_node(text, at) and not written.match(text, at)):
+            return True
     return False
 
 
-def _starts_a_node(text: bytes, i: int) -> bool:
-    """Whether a node may start at ``text[i]``: after ``: ``, ``- `` or ``? ``, or at the start of a
-    line that holds a key or follows one (text wrapped onto, or inside, a block scalar does not)."""
-    j = i
-    while text[j - 1] == 32:  # text[0] is a newline
-        j -= 1
-    before = text[j - 1]
-    if before != 10:
-        return j < i and before in b":-?"
-    end = text.find(b"\n", i)
-    rest = text[i:] if end == -1 else text[i:end]
-    if b": " in rest or rest.endswith(b":"):  # a key: *alias : 1, &anchor key: 1, [a]: 1
+def _holds_a_node(text: bytes, at: int) -> bool:
+    """Whether the line whose first character is ``text[at]`` starts a node: it holds a key
+    (``&anchor key: 1``, ``[a]: 1``) or follows one, not text wrapped onto it or in a block scalar."""
+    end = text.find(b"\n", at)
+    rest = text[at:] if end == -1 else text[at:end]
+    if b": " in rest or rest.endswith(b":"):
         return True
-    k = j - 1
+    k = text.rfind(b"\n", 0, at)
     while k > 0:  # the line before, blank and comment lines skipped
         start = text.rfind(b"\n", 0, k) + 1
         previous = text[start:k].strip(b" ")
