@@ -97,6 +97,7 @@ def _guards() -> tuple[re.Pattern[bytes], ...]:
         # a key, a value on its own line, or text; (?=( *))\1 keeps sre from backtracking the indent
         re.compile(rb"\n(?=( *))\1(?=[-+.0-9yYnNoO<=!&\[{])(?:([!&\[{])|" + scalar + rb")"),
         re.compile(rb"\[" + timing + rb"|\{" + same_as),
+        re.compile(rb"[\]}] *:(?: |\Z)"),  # a flow collection as a key
     )
 
 
@@ -107,23 +108,26 @@ def _risky(data: bytes) -> bool:
             return True
     if b"\t" in data or (not data.isascii() and any(c in data for c in _ONLY_1_1)):
         return True
-    value, item, key, line, written = _guards()
+    value, item, key, line, written, flow_key = _guards()
     text = b"\n" + data  # the first line starts after a newline too
     if value.search(text) or item.search(text) or (b"? " in text and key.search(text)):
         return True
     for m in line.finditer(text):
         at = m.start(2)
-        if at < 0 or (_holds_a_node(text, at) and not written.match(text, at)):
+        if at < 0 or (_holds_a_node(text, at, flow_key) and not written.match(text, at)):
             return True
     return False
 
 
-def _holds_a_node(text: bytes, at: int) -> bool:
+def _holds_a_node(text: bytes, at: int, flow_key: re.Pattern[bytes]) -> bool:
     """Whether the line whose first character is ``text[at]`` starts a node: it holds a key
     (``&anchor key: 1``, ``[a]: 1``) or follows one, not text wrapped onto it or in a block scalar."""
     end = text.find(b"\n", at)
-    rest = text[at:] if end == -1 else text[at:end]
-    if b": " in rest or rest.endswith(b":"):
+    end = len(text) if end == -1 else end
+    if text[at] in b"[{":  # a flow key ends with its bracket; a JSON line in a block scalar does not
+        if flow_key.search(text, at, end):
+            return True
+    elif text.find(b": ", at, end) != -1 or text[end - 1] == 58:  # a tag's or anchor's key (58 is ':')
         return True
     k = text.rfind(b"\n", 0, at)
     while k > 0:  # the line before, blank and comment lines skipped

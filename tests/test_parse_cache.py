@@ -175,6 +175,7 @@ def test_a_property_inside_a_flow_collection_goes_to_pyyaml(before: bytes, prop:
         b"a: 'x &y !z [1e5]'\n",
         b"a: |\n  - **bold** and *this*\n  1. step one\n",  # an LLM's markdown in a block scalar
         b"a: see [1] and {x}\n",
+        b'a: |\n  The result:\n\n  ok\n  {"a": 1}\n  [1, "x"]\n',  # JSON lines in a block scalar
         b"a: 1\nb: *x\n",  # an alias with no anchor: both refuse it (the fast path falls back)
     ],
 )
