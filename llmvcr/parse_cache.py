@@ -127,7 +127,7 @@ def _holds_a_node(text: bytes, at: int, flow_key: re.Pattern[bytes]) -> bool:
     if text[at] in b"[{":  # a flow key ends with its bracket; a JSON line in a block scalar does not
         if flow_key.search(text, at, end):
             return True
-    elif text.find(b": ", at, end) != -1 or text[end - 1] == 58:  # a tag's or anchor's key (58 is ':')
+    elif text.find(b": ", at, end) != -1 or text.endswith(b":", at, end):  # a tag's or anchor's key
         return True
     k = text.rfind(b"\n", 0, at)
     while k > 0:  # the line before, blank and comment lines skipped
