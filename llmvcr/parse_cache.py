@@ -54,35 +54,89 @@ _PRUNED = ".pruned"  # its time says when the folder was last walked
 
 
 # Text on which YAML 1.2 (ryaml) and YAML 1.1 (PyYAML) may read differently sends a document to
-# PyYAML. Matches inside quoted or block text only cost the fast path, never correctness. Each
-# pattern starts with a literal or a class, so a search skips most positions at C speed.
+# PyYAML: where a node starts, a plain scalar one version reads as a bool, number or date and the
+# other as text, a tag, an anchor, a merge or value key, or a flow collection other than the ones
+# llmvcr writes; anywhere, a tab, a lone CR, a BOM or a line break only YAML 1.1 has (NEL, LS,
+# PS), all of which llmvcr's writer escapes. An alias needs its anchor: both refuse one alone.
+# A match inside quoted or block text only costs the fast path, never correctness. Each pattern
+# starts with a literal, so a search skips at C speed (a leading class or lookbehind made sre try
+# every position: 0.6 ms on a 12 KB cassette, more than ryaml's whole parse).
+_ONLY_1_1 = (b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9", b"\xef\xbb\xbf")
+_INT = rb"-?(?:0|[1-9][0-9]*)"
+_FLOAT = rb"-?(?:0|[1-9][0-9]{0,199})\.[0-9]+(?:[eE][-+][0-9]{1,2})?"  # finite: ryaml keeps 1e999 as text
+_END = rb"(?= *(?:#|:(?: |\n|\Z)|\n|\Z))"  # the scalar ends: a comment, a key's colon, the line
+
+
 @functools.cache
 def _guards() -> tuple[re.Pattern[bytes], ...]:
-    """The patterns below, compiled on the first YAML parse rather than at import."""
+    """The patterns above, compiled on the first YAML parse rather than at import."""
+    safe = rb"(?:" + _INT + rb"|" + _FLOAT + rb"|[0-9]+(?:\.[0-9]+){2,})" + _END  # 0.1.0: text in both
+    number = rb"(?:" + _INT + rb"|" + _FLOAT + rb"|null)"
+    # the flow collections llmvcr writes: [], {}, a stream's timing, {same_as: N}; each from its bracket
+    timing = rb"(?:[ \n]*(?:" + number + rb"[ \n]*,[ \n]*)*" + number + rb"[ \n]*| *)\] *(?:\n|\Z)"
+    same_as = rb"(?: *same_as *: +(?:0|[1-9][0-9]*) *| *)\} *(?:\n|\Z)"
+    # each alternative starts with a literal or a class, which sre checks before trying the rest
+    words = (rb"[yY]es", rb"YES", rb"[nN]o", rb"NO", rb"[oO](?:n|ff)", rb"O(?:N|FF)")  # bools in 1.1 only
+    numeric = rb"[-+]?(?:0[xXoObB][0-9a-fA-F_]*|\.?[0-9][0-9_.:eE+-]*|\.[a-zA-Z]+)"  # 1e5 0o17 1_0 1:2 .inf
+    scalar = b"|".join(  # a whole plain scalar the two versions may read differently
+        (
+            *(word + _END for word in words),
+            rb"<<",  # a merge key
+            rb"=(?![^ \n:])",  # a value key
+            rb"(?=[-+.0-9])(?!" + safe + rb")" + numeric + _END,
+            rb"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt]| +[0-9])",  # a YAML 1.1 timestamp
+        )
+    )
+    node = (
+        rb"(?=[-+.0-9yYnNoO<=!&\[{])(?:[!&]|\[(?!" + timing + rb")|\{(?!" + same_as + rb")|" + scalar + rb")"
+    )
     return (
-        re.compile(rb"(?<=[\s\[\{,:])[!&*]|<<|[:-][ \t]+=[ \t]*$", re.MULTILINE),  # tags, anchors, merges
-        re.compile(rb"[:-][ \t]+[\[\{][ \t]*[^\]\}\s]"),  # a flow collection, but [] and {}
-        # ... unless it holds only numbers both read alike (a stream's timing line), maybe wrapped
-        re.compile(
-            rb"[:-][ \t]+\[\s*(?:(?:-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?|null)\s*,\s*)*"
-            rb"(?:-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?|null)\s*\][ \t]*(?:\n|$)"
-        ),
-        re.compile(  # YAML 1.1 booleans
-            rb"[:-][ \t]+(?:[yYnN]|[yY]es|YES|[nN]o|NO|[oO]n|ON|[oO]ff|OFF)[ \t]*(?:#.*)?$", re.MULTILINE
-        ),
-        re.compile(rb"[:-][ \t]+([-+]?\.?[0-9][^\s#]*|[-+]?\.[a-zA-Z]+)[ \t]*(?:#.*)?$", re.MULTILINE),
-        re.compile(rb"[-+]?(?:0[xX][0-9a-fA-F_]+|[0-9_.:eE+-]+|\.[a-zA-Z]+|[0-9]{4}-[0-9]{1,2}-[0-9].*)"),
-        re.compile(rb"-?(?:0|[1-9][0-9]*)|[-+]?[0-9]*\.[0-9]+|[0-9]+(?:\.[0-9]+){2,}"),  # ints, d.d, 0.1.0
+        re.compile(rb": +" + node),  # a value
+        re.compile(rb"- +" + node),  # a list item (and --- 1e5)
+        re.compile(rb"\? +" + node),  # an explicit key
+        # a key, a value on its own line, or text; (?=( *))\1 keeps sre from backtracking the indent
+        re.compile(rb"\n(?=( *))\1(?=[-+.0-9yYnNoO<=!&\[{])(?:([!&\[{])|" + scalar + rb")"),
+        re.compile(rb"\[" + timing + rb"|\{" + same_as),
+        re.compile(rb"[\]}] *:(?: |\Z)"),  # a flow collection as a key
     )
 
 
 def _risky(data: bytes) -> bool:
-    tags, flow, numbers, words, number, numeric, same = _guards()
-    if tags.search(data) or words.search(data) or data.startswith((b"!", b"&", b"*")):
+    if b"\r" in data:  # a Windows checkout's CRLF reads as LF in both; a lone CR is a break only in 1.1
+        data = data.replace(b"\r\n", b"\n")
+        if b"\r" in data:
+            return True
+    if b"\t" in data or (not data.isascii() and any(c in data for c in _ONLY_1_1)):
         return True
-    if any(not numbers.match(data, m.start()) for m in flow.finditer(data)):
+    value, item, key, line, written, flow_key = _guards()
+    text = b"\n" + data  # the first line starts after a newline too
+    if value.search(text) or item.search(text) or (b"? " in text and key.search(text)):
         return True
-    return any(numeric.fullmatch(m) and not same.fullmatch(m) for m in number.findall(data))
+    for m in line.finditer(text):
+        at = m.start(2)
+        if at < 0 or (_holds_a_node(text, at, flow_key) and not written.match(text, at)):
+            return True
+    return False
+
+
+def _holds_a_node(text: bytes, at: int, flow_key: re.Pattern[bytes]) -> bool:
+    """Whether the line whose first character is ``text[at]`` starts a node: it holds a key
+    (``&anchor key: 1``, ``[a]: 1``) or follows one, not text wrapped onto it or in a block scalar."""
+    end = text.find(b"\n", at)
+    end = len(text) if end == -1 else end
+    if text[at] in b"[{":  # a flow key ends with its bracket; a JSON line in a block scalar does not
+        if flow_key.search(text, at, end):
+            return True
+    elif text.find(b": ", at, end) != -1 or text.endswith(b":", at, end):  # a tag's or anchor's key
+        return True
+    k = text.rfind(b"\n", 0, at)
+    while k > 0:  # the line before, blank and comment lines skipped
+        start = text.rfind(b"\n", 0, k) + 1
+        previous = text[start:k].strip(b" ")
+        if previous and not previous.startswith(b"#"):
+            return previous.endswith((b":", b"-", b"?")) or b" #" in previous
+        k = start - 1
+    return True  # the document's first node
 
 
 @functools.cache

@@ -5,11 +5,16 @@ from __future__ import annotations
 import datetime
 import glob
 import os
+from pathlib import Path
+from typing import Any
 
 import pytest
 import ryaml
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+import llmvcr
 from llmvcr import parse_cache
 from llmvcr.parse_cache import ParseCache, cache_folder_for, parse_yaml, parse_yaml_pyyaml
 
@@ -92,6 +97,265 @@ def test_a_streams_timing_line_keeps_the_fast_path(monkeypatch: pytest.MonkeyPat
 @pytest.mark.parametrize("flow", [b"[yes, 1]", b"[1, 012]", b"[1e5]", b"[1, 2] # note", b"[0x1F]"])
 def test_other_flow_lists_still_go_to_pyyaml(flow: bytes) -> None:
     assert parse_cache._risky(b"a: " + flow + b"\n")
+
+
+def _assert_reads_as_pyyaml(data: bytes) -> None:
+    """parse_yaml gives what PyYAML gives (repr compares types too), or raises the error it raises."""
+    try:
+        expected = repr(parse_yaml_pyyaml(data))
+    except yaml.YAMLError as error:
+        with pytest.raises(type(error)):
+            parse_yaml(data)
+    else:
+        assert repr(parse_yaml(data)) == expected
+
+
+def _fast_path_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(data: bytes) -> object:
+        raise AssertionError("sent to PyYAML")
+
+    monkeypatch.setattr(parse_cache, "parse_yaml_pyyaml", refuse)
+
+
+LINEAR = (
+    b"version: 2\nentries:\n- request:\n    body:\n      system: hello\n      messages: [1, 2]\n"
+    b"- request:\n    body:\n      system: {same_as: 0}\n      tools: {same_as: 0}\n"
+    b"      messages:\n        extends: 0\n        append:\n        - role: user\n"
+)
+
+
+def test_a_linear_layouts_references_keep_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    # {same_as: N} with N a plain decimal is the same mapping in YAML 1.1 and 1.2
+    expected = yaml.load(LINEAR, Loader=yaml.CSafeLoader)
+    _fast_path_only(monkeypatch)
+    assert parse_yaml(LINEAR) == expected
+    assert expected["entries"][1]["request"]["body"]["system"] == {"same_as": 0}
+
+
+@pytest.mark.parametrize(
+    "flow",
+    [
+        *(b"{same_as: %s}" % n for n in (b"yes", b"0x1", b"007", b"1e5", b"-1", b"[1]", b"0, b: 1")),
+        *(b"{other: 0}", b"{same_as: 0} # note", b"{same_as: 0}: key", b"{same_as:0}"),
+    ],
+)
+def test_other_flow_mappings_still_go_to_pyyaml(flow: bytes) -> None:
+    data = b"a: " + flow + b"\n"
+    assert parse_cache._risky(data)
+    _assert_reads_as_pyyaml(data)
+
+
+# where a node starts: a tag or an anchor there is one, elsewhere it is text
+NODE_STARTS = [
+    b"",
+    b"a: ",
+    b"a:  ",
+    b"- ",
+    b"- - ",
+    b"? ",
+    b"--- ",
+    b"a:\n  ",
+    b"a:\n\n  ",
+    b"a: # c\n  ",
+    b"a: 1\n",
+]
+
+
+@pytest.mark.parametrize("prop", [b"!!str", b"&x", b"!t", b"!!binary"])
+@pytest.mark.parametrize("before", NODE_STARTS)
+def test_a_tag_or_anchor_where_a_node_starts_goes_to_pyyaml(before: bytes, prop: bytes) -> None:
+    key = b" k: v" if before in (b"", b"a: 1\n") else b" 1e5"  # at a line's start: a key's property
+    data = before + prop + key + b"\n"
+    assert parse_cache._risky(data)
+    _assert_reads_as_pyyaml(data)
+
+
+@pytest.mark.parametrize("prop", [b"&x [1, 2]", b"!!set {a}", b"!!str 1", b"&x"])
+@pytest.mark.parametrize("before", [b"a: [", b"a: [1, ", b"a: [1,", b"a: {b: ", b"a: {b:", b'a: {"b":'])
+def test_a_property_inside_a_flow_collection_goes_to_pyyaml(before: bytes, prop: bytes) -> None:
+    data = before + prop + (b"}" if b"{" in before else b"]") + b"\n"
+    assert parse_cache._risky(data)
+    _assert_reads_as_pyyaml(data)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b"a: b &x\n",  # inside a plain scalar: text in both
+        b"a: 'x &y !z [1e5]'\n",
+        b"a: |\n  - **bold** and *this*\n  1. step one\n",  # an LLM's markdown in a block scalar
+        b"a: see [1] and {x}\n",
+        b'a: |\n  The result:\n\n  ok\n  {"a": 1}\n  [1, "x"]\n',  # JSON lines in a block scalar
+        b"a: 1\nb: *x\n",  # an alias with no anchor: both refuse it (the fast path falls back)
+    ],
+)
+def test_text_that_only_looks_like_a_tag_keeps_the_fast_path(text: bytes) -> None:
+    assert not parse_cache._risky(text)
+    _assert_reads_as_pyyaml(text)
+
+
+# documents ryaml reads differently from PyYAML; the earlier guard let all but 12e+1, 1.5e3, ? a, 1.0e+309
+# and the LS one through
+READ_DIFFERENTLY = [
+    b"yes: 1\n",  # a key
+    b"1e5: a\n",
+    b"a:\n  1e5\n",  # a value on its own line
+    b"a:\n  yes\n",
+    b"- a\n- \n  off\n",
+    b"a: 0o17\n",  # YAML 1.2's octal
+    b"a: -0o17\n",
+    b"a: +.5\n",
+    b"a: 12e+1\n",
+    b"a: 1.5e3\n",
+    b"a: yes\r\nb: 1e5\r\n",  # a Windows checkout
+    b"a:\n  [1e5]\n",  # a flow collection on its own line
+    b"a: [\n  1e5]\n",
+    b"[1e5]\n",
+    b"? a\n:  1e5\n",
+    b"a: 1" + b"0" * 320 + b".0\n",  # PyYAML: inf; ryaml: text
+    b"a: 1.0e+309\n",
+    b"a: x\xe2\x80\xa8b: 1e5\n",  # LS: a line break only in YAML 1.1
+]
+
+
+@pytest.mark.parametrize("text", READ_DIFFERENTLY)
+def test_documents_ryaml_reads_differently_go_to_pyyaml(text: bytes) -> None:
+    assert parse_cache._risky(text)
+    assert repr(parse_yaml(text)) == repr(parse_yaml_pyyaml(text))
+
+
+def test_ryaml_alone_reads_those_differently() -> None:
+    assert all(_ryaml_or_error(t) != repr(parse_yaml_pyyaml(t)) for t in READ_DIFFERENTLY)
+
+
+def _ryaml_or_error(text: bytes) -> str:
+    try:
+        return repr(ryaml.loads(text.decode("utf-8")))
+    except Exception:
+        return "error"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b"python: 3.11.7\nversion: 0.1.0\n",  # versions: text in both
+        b"logprob: -1.9361265e-07\nbig: 1.0e+20\ntemperature: 0.7\n",  # PyYAML's own float text
+        b"quarter: 2026-Q3\nid: 4116c4dc\ncontent: 18C\nn: 1\nno_key: x\n",
+        b"date: Fri, 04 Dec 2026 10:00:00 GMT\nurl: https://x.test/a?b=1&c=2\n",
+        b"timing: [0.0, 1.0e-05, 42.61]\nempty: []\nnone: {}\n",
+    ],
+)
+def test_what_llmvcr_writes_keeps_the_fast_path(text: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+    expected = yaml.load(text, Loader=yaml.CSafeLoader)
+    _fast_path_only(monkeypatch)
+    assert parse_yaml(text) == expected
+
+
+def test_every_cassette_llmvcr_records_keeps_the_fast_path(
+    tmp_path: Path, anthropic_client: Any, openai_client: Any
+) -> None:
+    # an agent loop (the linear layout's same_as and extends), streams, both layouts
+    for layout in ("linear", "full"):
+        path = tmp_path / f"{layout}.yaml"
+        with llmvcr.use_cassette(path, record_mode="all", layout=layout):
+            messages: list[dict[str, Any]] = []
+            for turn in range(3):
+                messages.append({"role": "user", "content": f"Question {turn}: " + "context " * 40})
+                reply = anthropic_client.messages.create(
+                    model="claude-test", max_tokens=64, system="Be brief. " * 30, messages=messages
+                )
+                messages.append({"role": "assistant", "content": reply.content[0].text})
+            chat = [{"role": "user", "content": "hi"}]
+            for _ in openai_client.chat.completions.create(model="gpt-test", messages=chat, stream=True):
+                pass
+            openai_client.chat.completions.create(model="gpt-test", messages=chat, temperature=0.7)
+        data = path.read_bytes()
+        if layout == "linear":
+            assert b"{same_as: 0}" in data and b"extends: " in data and b"timing: [" in data
+        assert not parse_cache._risky(data), layout
+        assert parse_yaml(data) == parse_yaml_pyyaml(data)
+
+
+# -- the guard, against a grammar of scalars both versions may read differently ----------------
+SCALARS = st.sampled_from(
+    [
+        *[
+            "yes",
+            "No",
+            "ON",
+            "off",
+            "y",
+            "n",
+            "true",
+            "Null",
+            "~",
+            "=",
+            "<<",
+            "x",
+            ".inf",
+            "-.Inf",
+            ".NaN",
+            "0",
+            "-1",
+            "+1",
+            "007",
+            "08",
+            "0o17",
+            "0x1F",
+            "0x_1",
+            "0b101",
+        ],
+        *[
+            "1e5",
+            "1.5e3",
+            "1.5e+3",
+            "1.0e-05",
+            "1.",
+            ".5",
+            "+.5",
+            "1_000",
+            "1:20",
+            "2024-01-02",
+            "2024-01-02T10:00:00Z",
+            "3.11.7",
+        ],
+        *["12e+1", "18C", "2026-Q3", "'1e5'", '"yes"', "*x", "[1,yes]", "{a:1e5}", "{same_as:0}"],
+        *["a b", "2001-12-14 21:59:43.10 -5", "&x 1", "!!str 1", "[1, 2]", "{a: 1e5}", "{same_as: 0}"],
+    ]
+) | st.text(alphabet="0123456789_.:+-eExXoOTZ Q", min_size=1, max_size=8)
+KEYS = st.sampled_from(["a", "n", "role"]) | SCALARS
+
+
+@st.composite
+def documents(draw: st.DrawFn, depth: int = 0) -> str:
+    """Small YAML documents: mappings, lists, values on their own line, flow collections, comments."""
+    indent = "  " * depth
+    lines = []
+    for _ in range(draw(st.integers(1, 3))):
+        head = draw(st.sampled_from([f"{indent}{draw(KEYS)}:", f"{indent}-"]))
+        shape = draw(st.sampled_from(["same", "next", "nested", "flow", "comment"]))
+        if shape == "nested" and depth < 2:
+            lines.append(head + "\n" + draw(documents(depth + 1)))
+        elif shape == "next":
+            lines.append(f"{head}\n{indent}  {draw(SCALARS)}")
+        elif shape == "flow":
+            lines.append(f"{head} [{draw(SCALARS)}, {draw(SCALARS)}]")
+        elif shape == "comment":
+            lines.append(f"{head} # note\n{indent}  {draw(SCALARS)}")
+        else:
+            lines.append(f"{head} {draw(SCALARS)}")
+    return "\n".join(lines)
+
+
+@settings(max_examples=400, deadline=None)
+@given(documents(), st.sampled_from(["\n", "\r\n"]))
+def test_the_fast_path_reads_every_document_as_pyyaml_does(text: str, newline: str) -> None:
+    data = (text + "\n").replace("\n", newline).encode()
+    try:
+        expected = repr(parse_yaml_pyyaml(data))
+    except yaml.YAMLError:
+        return  # PyYAML refuses it: storage reports that error, whichever path parsed first
+    assert repr(parse_yaml(data)) == expected
 
 
 def test_errors_are_pyyamls() -> None:
