@@ -100,13 +100,8 @@ def _light_request(provider: AnsweringProvider, client: Any, args: Any, kwargs: 
     built = client._build_headers(options, retries_taken=kwargs.get("retries_taken", 0))
     if built.get("content-type", "").lower().startswith("multipart/"):
         return None
-    headers = module.Headers(http.headers)  # the HTTP client's headers, then the SDK's over them
-    headers.update(built)
     body = dumps(json_data)
-    cookies = http.cookies or None  # the client's cookies go in a Cookie header, as it would add them
-    light = module.Request(
-        options.method, _url(client, options.url, urls), headers=headers, content=body, cookies=cookies
-    )
+    light = _request(module, options.method, _url(client, options.url, urls), http, built, body)
     record = request_from_wire(
         light.method,
         str(light.url),
@@ -116,6 +111,29 @@ def _light_request(provider: AnsweringProvider, client: Any, args: Any, kwargs: 
     )
     light.extensions[PREMADE] = Premade(record, light.url, light.headers.raw)
     return light
+
+
+_AUTOMATIC = frozenset({b"host", b"content-length", b"transfer-encoding", b"cookie"})
+
+
+def _request(module: Any, method: str, url: Any, http: Any, built: Any, body: bytes) -> Any:
+    """What ``http.build_request(method, url, headers=built, content=body)`` gives, built directly.
+
+    The HTTP client's headers, then the SDK's over them, between the ``Host`` and ``Content-Length``
+    the HTTP library adds itself, in its order. Anything unusual (a client with cookies, a header
+    the library would otherwise add) takes the library's own constructor.
+    """
+    ours = built.raw
+    names = {name.lower() for name, _ in ours}
+    theirs = [pair for pair in http.headers.raw if pair[0].lower() not in names]
+    if http.cookies or any(name.lower() in _AUTOMATIC for name, _ in theirs + ours):
+        headers = module.Headers(http.headers)
+        headers.update(built)
+        return module.Request(method, url, headers=headers, content=body, cookies=http.cookies or None)
+    raw = [(b"Host", url.netloc), *theirs, *ours, (b"Content-Length", str(len(body)).encode("ascii"))]
+    request = module.Request(method, url, headers=raw, stream=module.ByteStream(body))
+    request.read()
+    return request
 
 
 _PLAIN_CLIENTS: dict[type, tuple[bool, bool]] = {}
