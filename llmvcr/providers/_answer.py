@@ -21,8 +21,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from .. import _active
 from ..entries import Request
@@ -37,14 +36,15 @@ PREMADE = "llmvcr.premade"  # the request extension that carries the record alre
 checks: list[str] | None = None
 
 
-class AnsweringProvider(Protocol):
-    name: str
-    package: str
-    meaning_headers: tuple[str, ...]
+if TYPE_CHECKING:  # a Protocol class costs a millisecond to build at import
+
+    class AnsweringProvider(Protocol):
+        name: str
+        package: str
+        meaning_headers: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class Premade:
+class Premade(NamedTuple):
     """The record of a request built here, and what it looked like then."""
 
     request: Request

@@ -8,13 +8,14 @@ filtered first and only those are decoded.
 from __future__ import annotations
 
 import re
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..redact import CREDENTIAL_HEADERS, REQUEST_HEADERS
 
+if TYPE_CHECKING:  # a Protocol class costs a millisecond to build at import
 
-class HasMeaningHeaders(Protocol):
-    meaning_headers: tuple[str, ...]
+    class HasMeaningHeaders(Protocol):
+        meaning_headers: tuple[str, ...]
 
 
 _KEPT: dict[tuple[str, ...], dict[bytes, bool]] = {}
