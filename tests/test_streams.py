@@ -10,9 +10,11 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
+from pathlib import Path
 from typing import Any
 
 import anthropic
+import httpx2
 import openai
 import pytest
 
@@ -287,3 +289,41 @@ def test_only_an_unchanged_stream_takes_its_earlier_offsets() -> None:
     assert [e["t"] for e in same.response.stream or []] == [1.0, 2.0]
     again = earlier.keep(entry(["a", "b"], [7.0, 8.0]))  # each earlier recording is taken once
     assert [e["t"] for e in again.response.stream or []] == [7.0, 8.0]
+
+
+def test_a_body_the_transport_already_holds_is_recorded_when_the_sdk_asks_to_stream(tmp_path: Path) -> None:
+    # anthropic 2.17 sends every request with stream=True and reads it after; an in-memory
+    # transport hands back a response whose body is already read, so it never streams through
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200, json=MESSAGE_REPLY)
+
+    client = anthropic.Anthropic(
+        api_key="sk-ant-api03-SENTINEL-anthropic-key-0123456789",
+        max_retries=0,
+        http_client=httpx2.Client(transport=httpx2.MockTransport(handler)),
+    )
+    path = tmp_path / "held.yaml"
+    with llmvcr.use_cassette(path, record_mode="all"):
+        with client.messages.with_streaming_response.create(**MESSAGE_CALL) as live:
+            recorded = live.parse().model_dump()
+    with llmvcr.use_cassette(path, record_mode="none") as cassette:
+        assert client.messages.create(**MESSAGE_CALL).model_dump() == recorded
+    assert cassette.entries[0].response.body == MESSAGE_REPLY
+    assert not cassette.entries[0].response.truncated
+
+
+MESSAGE_CALL: dict[str, Any] = {
+    "model": "claude-test",
+    "max_tokens": 16,
+    "messages": [{"role": "user", "content": "held"}],
+}
+MESSAGE_REPLY: dict[str, Any] = {
+    "id": "msg_held",
+    "type": "message",
+    "role": "assistant",
+    "model": "claude-test",
+    "content": [{"type": "text", "text": "held whole"}],
+    "stop_reason": "end_turn",
+    "stop_sequence": None,
+    "usage": {"input_tokens": 1, "output_tokens": 2},
+}

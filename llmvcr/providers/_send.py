@@ -109,13 +109,23 @@ def _capture(
     sse = stream and "text/event-stream" in response.headers.get("content-type", "")
     capture = Capture(decision.record, response.status_code, _response_headers(response), sse)
     capture.restart_clock(start)
-    if stream:
+    if stream and not _already_read(module, response):
         response.stream = tee(module, response.stream, capture, is_async)
         decision.on_close(lambda: capture.finish(truncated=True))
-    else:
+    else:  # a transport that answers with the whole body (MockTransport) leaves nothing to stream
         capture.feed(response.content)
         capture.finish()
     return response
+
+
+def _already_read(module: Any, response: Any) -> bool:
+    """Whether ``response`` came back from the transport with its body (anthropic 2.17 sends every
+    request with ``stream=True`` and reads it after; an in-memory transport's body never streams)."""
+    try:
+        response.content  # noqa: B018 - raises ResponseNotRead while the body is still on the wire
+    except module.ResponseNotRead:
+        return False
+    return True
 
 
 def _wrappers(module: Any) -> tuple[Callable[..., Any], Callable[..., Awaitable[Any]]]:
