@@ -25,8 +25,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from .. import _active
 from ..entries import Request
-from ..http_request import request_from_wire
-from ._headers import header_pairs
+from ._headers import record_of
 from .base import watching
 
 PREMADE = "llmvcr.premade"  # the request extension that carries the record already read
@@ -102,14 +101,7 @@ def _light_request(provider: AnsweringProvider, client: Any, args: Any, kwargs: 
         return None
     body = dumps(json_data)
     light = _request(module, options.method, _url(client, options.url, urls), http, built, body)
-    record = request_from_wire(
-        light.method,
-        str(light.url),
-        header_pairs(light, provider),
-        body,
-        meaning_headers=provider.meaning_headers,
-    )
-    light.extensions[PREMADE] = Premade(record, light.url, light.headers.raw)
+    light.extensions[PREMADE] = Premade(record_of(light, provider, body), light.url, light.headers.raw)
     return light
 
 
@@ -200,12 +192,6 @@ def check_against(provider: AnsweringProvider, light: Any, real: Any, into: list
     ):
         if mine != theirs:
             into.append(f"{where}: {what} differs: {mine!r} != {theirs!r}")
-    record = request_from_wire(
-        real.method,
-        str(real.url),
-        header_pairs(real, provider),
-        real.content,
-        meaning_headers=provider.meaning_headers,
-    )
+    record = record_of(real, provider)
     if record != light.extensions[PREMADE].request:
         into.append(f"{where}: the record differs: {light.extensions[PREMADE].request!r} != {record!r}")

@@ -1,4 +1,4 @@
-"""Which request headers a record needs, read from an httpx request without decoding the rest.
+"""An httpx request's record, and which of its headers the record needs, read without decoding the rest.
 
 httpx's ``Headers.multi_items()`` decodes every header (about fifteen on an SDK call); the record
 needs the few that carry meaning or a credential, and the content type, so the raw byte pairs are
@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..entries import Request
+from ..http_request import request_from_wire
 from ..redact import CREDENTIAL_HEADERS, REQUEST_HEADERS
 
 if TYPE_CHECKING:  # a Protocol class costs a millisecond to build at import
@@ -56,3 +58,14 @@ def header_pairs(request: Any, provider: HasMeaningHeaders) -> list[tuple[str, s
         if keep:
             pairs.append((_decode(k, headers), _decode(v, headers)))
     return pairs
+
+
+def record_of(request: Any, provider: HasMeaningHeaders, body: bytes | None = None) -> Request:
+    """The ``Request`` record of an httpx request; ``body`` when the bytes are at hand, else it is read."""
+    return request_from_wire(
+        request.method,
+        str(request.url),
+        header_pairs(request, provider),
+        request.read() if body is None else body,
+        meaning_headers=provider.meaning_headers,
+    )

@@ -1,7 +1,7 @@
 """The HTTP seam: ``Client.send``/``AsyncClient.send`` of httpx2 and of legacy httpx.
 
 One request, top to bottom: find whose call it is (the SDK funnel it runs in, else ``owns``),
-turn the wire request into a ``Request`` (``http.request_from_wire``), ask ``base.decide``, then
+turn the wire request into a ``Request`` (``_headers.record_of``), ask ``base.decide``, then
 serve the recorded response (``_streams.serve``) or send it and capture what comes back
 (``_streams.capture``, ending in ``decision.record``). The sync and async wrappers share every
 step but the awaits.
@@ -22,11 +22,11 @@ from ..errors import LLMVCRError
 from ..session import Decision
 from ._answer import PREMADE
 from ._funnel import carry, current_caller
-from ._headers import header_pairs
+from ._headers import record_of
 from ._patch import Patch
 from ._streams import Capture, serve, tee
 from .base import decide, lookup, outer_call, registered, unclaimed, watching
-from .http import HttpProvider, request_from_wire, without_userinfo
+from .http import HttpProvider, without_userinfo
 
 _patches: list[Patch] = []
 _patched_modules: set[str] = set()
@@ -77,13 +77,7 @@ def _decide(module: Any, args: Any, kwargs: Any) -> tuple[Decision, Any] | None:
     if premade is not None and premade.still_fits(request):
         wire = premade.request  # built in the funnel from the same pieces (providers._answer)
     else:
-        wire = request_from_wire(
-            request.method,
-            str(request.url),
-            header_pairs(request, provider),
-            request.read(),
-            meaning_headers=provider.meaning_headers,
-        )
+        wire = record_of(request, provider)
     try:
         decision = decide(provider, wire, caller.client if caller else None, host=request.url.host)
         if premade is not None and decision.entry is None and decision.fault is None:
