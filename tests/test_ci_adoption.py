@@ -61,18 +61,23 @@ def inner(pytester: pytest.Pytester, server: Any, monkeypatch: pytest.MonkeyPatc
     return pytester
 
 
-def run(p: pytest.Pytester, *args: str, ci: str | None = None) -> pytest.RunResult:
-    env_ci = {} if ci is None else {"CI": ci}
-    old = {k: os.environ.get(k) for k in env_ci}
-    os.environ.update(env_ci)
+def run_with(p: pytest.Pytester, *args: str, **env: str) -> pytest.RunResult:
+    """pytest in a subprocess as a user runs it (its cache on), with ``env`` set for that run only."""
+    old = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
     try:
-        return p.runpytest_subprocess("-p", "no:cacheprovider", *args, timeout=120)
+        return p.runpytest_subprocess(*args, timeout=120)
     finally:
         for k, v in old.items():
             if v is None:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+
+
+def run(p: pytest.Pytester, *args: str, ci: str | None = None, **env: str) -> pytest.RunResult:
+    """``run_with`` without pytest's cache; ``ci`` is the run's ``CI``."""
+    return run_with(p, "-p", "no:cacheprovider", *args, **env, **({} if ci is None else {"CI": ci}))
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
@@ -180,11 +185,9 @@ def test_still_on_pytest_recording():
     # as if recorded against the real API: the cassette names a remote host, which CI must not reach
     cassette.write_text(cassette.read_text().replace(server.url, "http://api.anthropic.example"))
     before = server.request_count
-    os.environ["API_URL"] = "http://api.anthropic.example"
-    try:
-        run(inner, "--record-mode=none", ci="true").assert_outcomes(passed=1)
-    finally:
-        del os.environ["API_URL"]
+    run(inner, "--record-mode=none", ci="true", API_URL="http://api.anthropic.example").assert_outcomes(
+        passed=1
+    )
     assert server.request_count == before  # vcrpy answered it, and llmvcr let it
 
 
@@ -199,16 +202,11 @@ def test_one():
     )
     record = inner.runpytest_subprocess(timeout=120)  # as a user runs it: pytest's cache on
     record.assert_outcomes(passed=1)
-    tree = {k: v for k, v in snapshot(inner.path).items() if not k.startswith(".pytest_cache")}
+    tree = project(inner.path)
     assert sorted(tree) == ["cassettes/test_quiet/test_one.yaml", "test_quiet.py"]  # no lock or play files
     for _ in range(2):
-        os.environ["CI"] = "true"
-        try:
-            inner.runpytest_subprocess(timeout=120).assert_outcomes(passed=1)
-        finally:
-            del os.environ["CI"]
-        after = {k: v for k, v in snapshot(inner.path).items() if not k.startswith(".pytest_cache")}
-        assert after == tree  # byte for byte: replay wrote nothing into the project
+        run_with(inner, CI="true").assert_outcomes(passed=1)
+        assert project(inner.path) == tree  # byte for byte: replay wrote nothing into the project
     plays = inner.path / ".pytest_cache" / "d" / "llmvcr" / "plays.json"
     assert plays.exists()  # what the run played, for llmvcr prune, is in pytest's cache
 
@@ -241,11 +239,7 @@ def test_prompt():
 """
     )
     run(inner).assert_outcomes(passed=1)
-    os.environ["PROMPT"] = "changed"
-    try:
-        result = run(inner, "--llmvcr-record-mode=none")
-    finally:
-        del os.environ["PROMPT"]
+    result = run(inner, "--llmvcr-record-mode=none", PROMPT="changed")
     result.assert_outcomes(failed=1)
     output = result.stdout.str()
     assert "request.body.messages[0].content: recorded 'first' != live 'changed'" in output
@@ -260,11 +254,7 @@ def test_prompt():
     assert any(line.startswith(">") and "client.messages.create" in line for line in shown), shown
     assert first_e - start <= 15, "\n".join(lines[start:first_e])  # was 45 lines of SDK source
     # --fulltrace still shows every frame, as pytest promises
-    os.environ["PROMPT"] = "changed"
-    try:
-        full = run(inner, "--llmvcr-record-mode=none", "--fulltrace")
-    finally:
-        del os.environ["PROMPT"]
+    full = run(inner, "--llmvcr-record-mode=none", "--fulltrace", PROMPT="changed")
     assert "anthropic/_base_client.py" in full.stdout.str()
 
 
@@ -335,7 +325,7 @@ def test_on_pytest_recording():
     before = server.request_count
     command = readme_ci_test_step()  # what the README tells a team to put in its CI config
     for args in ((), ("-n", "2"), ("--record-mode=none",)):  # as CI runs it, pytest's cache on
-        result = _ci(inner, *command[1:], *args)
+        result = run_with(inner, *command[1:], *args, CI="true")
         result.assert_outcomes(passed=4)
         result.stdout.fnmatch_lines(
             ["llmvcr: 2 LLM calls replayed, 0 recorded, 0 cassettes written, 0 unplayed*"]
@@ -360,14 +350,6 @@ def readme_ci_test_step() -> list[str]:
 def project(root: Path) -> dict[str, bytes]:
     """The project's files, byte for byte; pytest's own cache folder is not the project."""
     return {k: v for k, v in snapshot(root).items() if not k.startswith(".pytest_cache")}
-
-
-def _ci(p: pytest.Pytester, *args: str) -> pytest.RunResult:
-    os.environ["CI"] = "true"
-    try:
-        return p.runpytest_subprocess(*args, timeout=120)
-    finally:
-        del os.environ["CI"]
 
 
 def test_a_service_allowed_by_name_is_reached_though_it_resolves_outside_loopback(

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from test_ci_adoption import HEADER, project
+from test_ci_adoption import run_with as pytest_run
 
 import llmvcr
 
@@ -33,20 +34,6 @@ def inner(pytester: pytest.Pytester, server: Any, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("LLM_URL", server.url)
     monkeypatch.delenv("CI", raising=False)
     return pytester
-
-
-def pytest_run(p: pytest.Pytester, *args: str, **env: str) -> pytest.RunResult:
-    """pytest as a user runs it (its cache on), with ``env`` set for the run only."""
-    old = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
-        return p.runpytest_subprocess(*args, timeout=120)
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 def llmvcr_cli(p: pytest.Pytester, *args: str, encoding: str = "utf-8") -> tuple[int, str, str]:

@@ -27,6 +27,21 @@ import llmvcr
 from llmvcr.cassette import Entry
 
 SENTINEL = "sk-SENTINEL-framework-key-0123456789abcdef"
+# the OpenAI-format tool the litellm and DSPy scenarios offer
+TOOLS: list[dict[str, Any]] = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "The weather in a city",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}},
+                "required": ["city"],
+            },
+        },
+    }
+]
 
 # The HTTP library functions a request can leave through, by the name the table gives them.
 TRANSPORTS = {

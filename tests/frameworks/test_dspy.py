@@ -14,7 +14,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no fetch of the
 import dspy
 from dspy._vendor.lm15.transports import StdlibTransport, TransportRequest
 from llm_server import LLMServer
-from roundtrip import SENTINEL, Roundtrip, sockets_refused
+from roundtrip import SENTINEL, TOOLS, Roundtrip, sockets_refused
 
 import llmvcr
 
@@ -57,22 +57,6 @@ def test_chat_and_tool_call(which: str, engine: str, server: LLMServer, roundtri
         ["Echo: Hello dspy"],
         ["21C in Paris"],
     ]
-
-
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "get_weather",
-            "description": "The weather in a city",
-            "parameters": {
-                "type": "object",
-                "properties": {"city": {"type": "string"}},
-                "required": ["city"],
-            },
-        },
-    }
-]
 
 
 def field(call: Any, name: str) -> Any:

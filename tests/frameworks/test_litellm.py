@@ -13,22 +13,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no fetch of the
 
 import litellm
 from llm_server import LLMServer
-from roundtrip import SENTINEL, Roundtrip
+from roundtrip import SENTINEL, TOOLS, Roundtrip
 
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "get_weather",
-            "description": "The weather in a city",
-            "parameters": {
-                "type": "object",
-                "properties": {"city": {"type": "string"}},
-                "required": ["city"],
-            },
-        },
-    }
-]
 MODELS = {
     "openai": ("openai/gpt-4o", "/v1"),
     "anthropic": ("anthropic/claude-sonnet-4-5", ""),
