@@ -143,11 +143,12 @@ def fit(provider: str, request: Request, response: Response) -> Response | str:
     A plain answer to a call that streams (or the reverse) does not fit, unless the answer is
     ``as_asked`` (its source never said whether the call streamed): then a stream is built from
     its body with the provider's grammar. A stream recorded ``truncated`` that holds its terminal
-    event is complete (openai's SDK closes at ``[DONE]``) and is served as such. Error statuses
-    are plain bodies whatever was asked; a provider without a wire format is served as recorded.
+    event is complete (openai's SDK closes at ``[DONE]``) and is served as such. Only a
+    success (2xx) is checked: an error is a plain body whatever was asked, a WebSocket's ``101``
+    holds its messages; a provider without a wire format is served as recorded.
     """
     fmt = lookup(provider)
-    if fmt is None or response.status >= 400:
+    if fmt is None or not 200 <= response.status < 300:
         return response
     wants, has = fmt.asks_stream(request), fmt.answers_with_stream(response)
     if response.as_asked and wants and not has:
@@ -177,7 +178,8 @@ def answer_for(where: str, provider: str, request: Request, response: Response) 
             f"it (delete the entry and run with record_mode='new_episodes'), or fix its response: a "
             f"streamed call needs 'stream:' events, a plain one a 'body:'."
         )
-    if fitted.truncated and fitted.stream is not None and not fitted.failure:
+    checked = lookup(provider) is not None and 200 <= fitted.status < 300  # as fit() checks
+    if checked and fitted.truncated and fitted.stream is not None and not fitted.failure:
         cut = (
             f"{TruncatedStreamError.__name__}: {where}: the stream was recorded cut short after "
             f"{len(fitted.stream)} events (the caller stopped reading while recording), and this call reads "
