@@ -38,6 +38,7 @@ class WireFormat:
     hosts: tuple[str, ...]  # API hosts, matched as suffixes (Azure's per-resource hosts)
     agents: tuple[str, ...]  # User-Agent products of the SDK's clients, lowercase ("anthropic")
     marker_headers: tuple[str, ...]  # request headers only this SDK sends
+    sdk_headers: Mapping[str, str]  # meaningful request headers every SDK of it sends, with their value
     endpoints: re.Pattern[str]  # searched in the URL path
     asks_stream: Callable[[Request], bool]
     plain_request: Callable[[Request], Request]  # the same call asking for no stream
@@ -206,6 +207,7 @@ for _module in (anthropic, openai, google):
             hosts=_module.HOSTS,
             agents=_module.AGENTS,
             marker_headers=_module.MARKER_HEADERS,
+            sdk_headers=_module.SDK_HEADERS,
             endpoints=_module.ENDPOINTS,
             asks_stream=_module.asks_stream,
             plain_request=_module.plain_request,

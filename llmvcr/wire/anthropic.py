@@ -22,6 +22,7 @@ NAME = "anthropic"
 HOSTS = ("anthropic.com",)
 AGENTS = ("anthropic", "asyncanthropic")
 MARKER_HEADERS = ("anthropic-version",)
+SDK_HEADERS: dict[str, str] = {"anthropic-version": "2023-06-01"}  # every SDK version sends this one
 ENDPOINTS = re.compile(r"/messages(?:/count_tokens)?/?$")
 TERMINAL = frozenset({"message_stop", "error"})
 

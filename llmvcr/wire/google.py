@@ -19,6 +19,7 @@ NAME = "google"
 HOSTS = ("generativelanguage.googleapis.com", "aiplatform.googleapis.com")
 AGENTS = ("google-genai-sdk",)
 MARKER_HEADERS = ("x-goog-api-client",)
+SDK_HEADERS: dict[str, str] = {}
 ENDPOINTS = re.compile(
     r":(?:generateContent|streamGenerateContent|embedContent|batchEmbedContents|countTokens)$"
 )

@@ -20,6 +20,7 @@ NAME = "openai"
 HOSTS = ("openai.com", "openai.azure.com")
 AGENTS = ("openai", "asyncopenai", "azureopenai")
 MARKER_HEADERS = ("openai-beta",)
+SDK_HEADERS: dict[str, str] = {}
 ENDPOINTS = re.compile(r"/(?:chat/completions|completions|responses|embeddings)(?:/|$)")
 TERMINAL = frozenset({"response.completed", "response.incomplete", "response.failed", "error"})
 
