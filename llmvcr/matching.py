@@ -140,24 +140,15 @@ class Placeholder:
         return self.pattern.sub(f"<{self.name}>", text)
 
 
-_placeholders: list[Placeholder] = []
-
-
 def placeholder(regex: str, name: str) -> Placeholder:
-    """Declare volatile text, for every cassette from now on.
+    """A placeholder for volatile text: a value to pass as ``placeholders=[...]``; it registers nothing.
 
-    >>> llmvcr.placeholder(r"\\d{4}-\\d{2}-\\d{2}", "date")
-    Now "Today is 2026-12-02" and "Today is 2027-01-05" fingerprint the same.
+    >>> date = llmvcr.placeholder(r"\\d{4}-\\d{2}-\\d{2}", "date")
+    >>> llmvcr.use_cassette("dated", placeholders=[date])
+    Now "Today is 2026-12-02" and "Today is 2027-01-05" fingerprint the same in that cassette only.
+    For every cassette of a test module or project, return it from the ``llmvcr_config`` fixture.
     """
-    compiled = Placeholder(re.compile(regex), name)
-    with _registry_lock:
-        _placeholders.append(compiled)
-    return compiled
-
-
-def clear_placeholders() -> None:
-    with _registry_lock:
-        _placeholders.clear()
+    return Placeholder(re.compile(regex), name)
 
 
 def _substitute(node: Any, placeholders: Sequence[Placeholder]) -> Any:
@@ -195,13 +186,8 @@ class Fingerprinter:
                 raise ValueError(f"match_on entries are matcher names or callables, not {spec!r}")
         self.ignore = tuple(ignore)
         self._ignore_tokens = [parse_path(p, option="ignore") for p in self.ignore]
-        self._explicit_placeholders = tuple(placeholders) if placeholders is not None else None
-
-    @property
-    def placeholders(self) -> tuple[Placeholder, ...]:
-        if self._explicit_placeholders is not None:
-            return self._explicit_placeholders
-        return tuple(_placeholders)
+        # Only the placeholders given here: no process-wide list another cassette could leave behind.
+        self.placeholders: tuple[Placeholder, ...] = tuple(placeholders or ())
 
     @property
     def is_default(self) -> bool:

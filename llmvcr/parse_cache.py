@@ -1,15 +1,17 @@
-"""Fast YAML cassette parsing: an optional Rust parser and a content-addressed parse cache.
+"""Fast cassette parsing: an optional Rust YAML parser and a content-addressed parse cache.
 
-Both give exactly what ``yaml.load(data, Loader=CSafeLoader)`` gives, only sooner:
+Both give exactly what parsing and checking the file gives, only sooner:
 
 * ``parse_yaml(data)`` uses ``ryaml`` (``pip install 'pyllmvcr[fast]'``) when it is installed and
   the text holds nothing on which YAML 1.2 (ryaml) and PyYAML's YAML 1.1 could disagree (tags,
   anchors, merge keys, ``yes``/``on``, dates, octal or sexagesimal numbers, ``.inf``); otherwise,
   and on any ryaml error, PyYAML's C loader, which also raises the errors storage reports.
-* ``ParseCache`` keeps each parsed document as orjson bytes under pytest's cache
-  (``.pytest_cache/d/llmvcr/parsed-1``), else the user's cache folder. The key is the sha256 of the
-  file's bytes, so a changed cassette is always parsed again; an unreadable or corrupt entry is
-  ignored and rewritten; a document orjson cannot give back identically is never cached.
+* ``ParseCache`` keeps what ``parse`` gave for a file (storage keeps the parsed document with what
+  checking every entry found) as orjson bytes under pytest's cache
+  (``.pytest_cache/d/llmvcr/parsed-2``), else the user's cache folder. The key is the sha256 of the
+  file's bytes, so a changed cassette is always parsed and checked again; an unreadable or corrupt
+  entry is ignored and rewritten; a value orjson cannot give back identically is never cached, and
+  a parse that raises caches nothing.
 
 Every path refuses YAML aliases (``YamlAliasError``, before anything is cached): llmvcr never writes
 one, and a few lines of aliases can expand to billions of values. ryaml, which would expand them,
@@ -47,7 +49,7 @@ __all__ = [
     "prune_used",
 ]
 
-CACHE_FOLDER = "parsed-1"  # bump when what is stored changes meaning
+CACHE_FOLDER = "parsed-2"  # bump when what is stored changes meaning (2: the checked document)
 MAX_AGE_DAYS = 30  # an entry no load used for this long is removed
 _DAY = 86400.0
 _PRUNED = ".pruned"  # its time says when the folder was last walked
@@ -203,7 +205,7 @@ def cache_folder_for(cassette_path: str) -> str:
 
 
 class ParseCache:
-    """Parsed documents by the sha256 of their bytes, stored as orjson under ``folder``.
+    """What ``parse`` gave for a file's bytes, by their sha256, stored as orjson under ``folder``.
 
     >>> ParseCache(cache_folder_for(path)).load(data, parse_yaml)
     """
@@ -216,7 +218,7 @@ class ParseCache:
         return os.path.join(self.folder, digest[:2], digest[2:] + ".json")
 
     def load(self, data: bytes, parse: Callable[[bytes], Any]) -> Any:
-        """The document ``parse(data)`` gives, from the cache when these exact bytes were parsed before."""
+        """What ``parse(data)`` gives, from the cache when these exact bytes were parsed before."""
         entry = self.entry_path(data)
         try:
             with open(entry, "rb") as f:

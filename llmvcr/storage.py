@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from typing import Any
 
 import orjson
@@ -13,11 +14,22 @@ from . import exactjson
 from .cassette import Cassette
 from .convert.vcrpy import foreign_format, from_vcrpy
 from .entries import Entry
-from .errors import CassetteFormatError, ForeignCassetteError
+from .errors import CassetteFormatError, EditedCassetteWarning, ForeignCassetteError
 from .linear import FULL_VERSION, LINEAR_VERSION, layout_of, pack, unpack
+from .matching import default_request_hash
 from .parse_cache import ParseCache, YamlAliasError, cache_folder_for, parse_yaml
-from .schema import entry_to_mapping, migrate
-from .validation import COUNT_FIELD, check_header, check_nesting, read_cassette, with_count
+from .schema import entry_from_mapping, entry_to_mapping, migrate
+from .validation import (
+    END_KEY,
+    check_count,
+    check_end,
+    check_header,
+    check_nesting,
+    read_cassette,
+    sealed,
+    with_count,
+    without_trailer,
+)
 from .validation import check_cassette_path as check_cassette_path  # the session checks a path it may record
 from .yaml_text import dump_yaml, yaml_problem
 
@@ -26,19 +38,36 @@ def format_of(path: str) -> str:
     return "json" if path.lower().endswith(".json") else "yaml"
 
 
-def parse_document(data: bytes, path: str, *, counted: bool = True) -> dict[str, Any]:
+Stale = dict[int, str]  # position -> the hash its request reads as now, for each hand-edited entry
+
+
+def parse_document(data: bytes, path: str, *, counted: bool = True, cached: bool = True) -> dict[str, Any]:
     """The checked document a cassette file's bytes hold (see ``llmvcr.validation``); ``counted=False``
     skips the entry-count check (for ``llmvcr rehash``, which writes the count again)."""
+    return parse_checked(data, path, counted=counted, cached=cached)[0]
+
+
+def parse_checked(
+    data: bytes, path: str, *, counted: bool = True, cached: bool = True
+) -> tuple[dict[str, Any], Stale]:
+    """The checked document and its hand-edited entries (:data:`Stale`).
+
+    Every field of every entry is checked, and every request hashed, once per content: the result
+    is kept in the parse cache by the sha256 of the bytes (``cached=False``: not kept, for a tool
+    reading many one-off texts), so a file loaded again costs the parse cache's read only. A file
+    with a wrong-typed field or cut short is refused here, before anything can serve or rewrite it.
+    """
     foreign = foreign_format(data[:65536])
     if foreign is not None:  # never parsed as an empty llmvcr cassette, never written over
         raise _foreign(path, foreign)
-    fmt = format_of(path)
+
+    def check(text: bytes) -> dict[str, Any]:  # once per cache miss
+        return _checked(text, path, counted)
+
     try:
-        if fmt == "json":
-            document = check_nesting(exactjson.loads(data), path)
-        else:
-            parse = lambda text: check_nesting(parse_yaml(text), path)  # noqa: E731 - once per miss
-            document = ParseCache(cache_folder_for(path)).load(data, parse)
+        found = ParseCache(cache_folder_for(path)).load(data, check) if cached else check(data)
+        if not _well_formed(found):  # a cache entry of another shape: never trusted
+            found = check(data)
     except CassetteFormatError:
         raise
     except (orjson.JSONDecodeError, json.JSONDecodeError) as err:
@@ -57,14 +86,48 @@ def parse_document(data: bytes, path: str, *, counted: bool = True) -> dict[str,
         problem = yaml_problem(err)
         if problem is None:
             raise
+        if b"\n" + END_KEY.encode() + b":" in data and without_trailer(data) is None:
+            problem += f"; an entry added by hand goes above the last line, '{END_KEY}: true'"
         raise CassetteFormatError(path, problem) from None
+    document: dict[str, Any] = found["document"]
+    if counted:  # a cached result was counted when stored; this costs nothing and trusts nothing
+        check_count(document, path)
+    return document, {position: fresh for position, fresh in found["stale"]}
+
+
+def _well_formed(found: Any) -> bool:
+    return (
+        isinstance(found, dict)
+        and isinstance(found.get("document"), dict)
+        and isinstance(found.get("stale"), list)
+        and all(isinstance(p, list) and len(p) == 2 for p in found["stale"])
+    )
+
+
+def _checked(data: bytes, path: str, counted: bool) -> dict[str, Any]:
+    """What the parse cache keeps for ``data``: the document, checked whole, and its stale hashes."""
+    if format_of(path) == "json":
+        document = check_nesting(exactjson.loads(data), path)
+    else:
+        document = check_nesting(parse_yaml(data), path)
     if not isinstance(document, dict):
         raise CassetteFormatError(path, f"the top level must be a mapping, found {type(document).__name__}")
     if "interactions" in document and "entries" not in document:  # never an empty llmvcr cassette
         raise _foreign(path)
     document = migrate(document, path)
-    check_header(document if counted else {k: v for k, v in document.items() if k != COUNT_FIELD}, path)
-    return document
+    if "entries" in document and counted:  # said first: "holds 3 of the 10 entries" is the clearest
+        check_count(document, path)
+    entries = check_header(document, path)
+    check_end(document, path)  # before any entry: a cut inside one is a cut, not a wrong field
+    if document.get("version") == LINEAR_VERSION:
+        entries = unpack(entries, path)
+    stale = []
+    for position, raw in enumerate(entries):
+        entry = entry_from_mapping(raw, path, position)  # a wrong-typed field is refused at load
+        fresh = default_request_hash(entry.request.normalised())
+        if fresh != entry.request_hash:
+            stale.append([position, fresh])
+    return {"document": document, "stale": stale}
 
 
 def _foreign(path: str, fmt: str = "vcrpy") -> ForeignCassetteError:
@@ -89,8 +152,14 @@ def refuse_foreign(path: str) -> None:
         raise _foreign(path, fmt)
 
 
-def cassette_from_document(document: dict[str, Any], path: str) -> Cassette:
-    """The cassette a document holds; the header is checked now, each entry when first used."""
+def cassette_from_document(document: dict[str, Any], path: str, stale: Stale | None = None) -> Cassette:
+    """The cassette a checked document holds (see :func:`parse_checked`).
+
+    An entry edited by hand (``stale``: its stored ``request_hash`` no longer fits its request) is
+    indexed by its request as it reads now, never by the old hash, so a copied entry with a new
+    prompt answers that prompt and never a second call of the one it was copied from. An
+    ``EditedCassetteWarning`` names the entries and ``llmvcr rehash``, which stores the new hashes.
+    """
     entries = check_header(document, path)
     entries = unpack(entries, path) if document.get("version") == LINEAR_VERSION else entries
     seed = document.get("seed")
@@ -101,25 +170,22 @@ def cassette_from_document(document: dict[str, Any], path: str) -> Cassette:
         metadata=document.get("metadata") or {},
         layout=layout_of(document.get("version")),
     )
+    stale = stale or {}
     for position, raw in enumerate(entries):
-        # Cheap shape checks now; the rest when the entry is first used.
-        if not isinstance(raw, dict):
-            raise CassetteFormatError(
-                path,
-                f"an entry must be a mapping, found {type(raw).__name__}; restore the file from version "
-                "control or re-record",
-                entry=position,
-            )
-        request_hash = raw.get("request_hash")
-        if not isinstance(request_hash, str):
-            raise CassetteFormatError(
-                path,
-                "missing or not text; restore the file or re-record",
-                entry=position,
-                field="request_hash",
-            )
-        cassette.add_raw(raw, request_hash)
+        fresh = stale.get(position)
+        if fresh is not None:
+            raw = {**raw, "request_hash": fresh}  # a new mapping: the parsed document stays as read
+        cassette.add_raw(raw, raw["request_hash"])
     cassette.loaded_count = len(cassette)
+    if stale:
+        shown = ", ".join(str(i) for i in sorted(stale)[:10]) + (", ..." if len(stale) > 10 else "")
+        warnings.warn(
+            f"{path}: entry {shown} was edited by hand (its stored request_hash no longer fits its "
+            f"request); it answers its request as it reads now, never the one it was copied from. "
+            f"Store the new hash with: llmvcr rehash {path}",
+            EditedCassetteWarning,
+            stacklevel=3,
+        )
     return cassette
 
 
@@ -134,14 +200,14 @@ def load_cassette(path: str | os.PathLike[str]) -> Cassette:
     path = os.fspath(path)
     data = read_cassette(path)
     try:
-        document = parse_document(data, path)
+        document, stale = parse_checked(data, path)
     except ForeignCassetteError as err:  # vcrpy, cassetter, LangChain: read in place
         cassette = from_vcrpy(path, data)
         cassette.path = path
         cassette.read_only = str(err)
         cassette.loaded_count = len(cassette)
         return cassette
-    return cassette_from_document(document, path)
+    return cassette_from_document(document, path, stale)
 
 
 def validate(cassette: Cassette) -> None:
@@ -152,7 +218,7 @@ def validate(cassette: Cassette) -> None:
 
 def document_of(cassette: Cassette, *, entries: bool = True) -> dict[str, Any]:
     """The cassette as the mapping its file holds, in its layout; ``entries=False``: the header only."""
-    document: dict[str, Any] = {"version": FULL_VERSION, COUNT_FIELD: len(cassette)}
+    document: dict[str, Any] = with_count({"version": FULL_VERSION}, len(cassette))
     if cassette.seed is not None:
         document["seed"] = cassette.seed
     document["recorded_with"] = cassette.recorded_with
@@ -173,14 +239,14 @@ def document_of(cassette: Cassette, *, entries: bool = True) -> dict[str, Any]:
 def dump_document(document: Any, fmt: str) -> bytes:
     """Serialise a document (or, for a cassette writer, a list of entry mappings) as JSON or YAML.
 
-    A whole document's entry count is set to the entries it holds.
+    A whole document's entry count is set to the entries it holds, and it ends with its end marker.
     """
     if (
         isinstance(document, dict)
         and document.get("version") in (FULL_VERSION, LINEAR_VERSION)
         and isinstance(document.get("entries"), list)
     ):
-        document = with_count(document, len(document["entries"]))
+        document = sealed(document, len(document["entries"]))
     if fmt == "json":
         return exactjson.dumps(document, indent=True, scan=False)
     return dump_yaml(document).encode("utf-8")

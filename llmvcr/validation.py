@@ -6,10 +6,20 @@ and saying what to do; nothing lets a raw ``OSError``, ``RecursionError`` or a s
 cassette through.
 
 The entry count: every file llmvcr writes says how many entries it holds (``entry_count``, next
-to ``version`` at the top). YAML has no end marker, so a file cut between two entries would
-otherwise load as a shorter, valid cassette. Fewer entries than the count means the file was cut;
-more is fine (an entry appended by hand); ``llmvcr rehash`` writes the count again after entries
-were removed by hand. A file without the count (written before it existed) loads as before.
+to ``version`` at the top). Fewer entries than the count means the file was cut between two
+entries; more is fine (an entry appended by hand); ``llmvcr rehash`` writes the count again after
+entries were removed by hand.
+
+The end marker: YAML has no end of its own, so a file cut inside its last entry (in a block of
+text, a stream's event list, right after ``body:``) still parses, as a shorter answer. Every file
+llmvcr writes therefore says in its header that it ends with a marker (``end_marker: true``) and
+ends with it (``end_of_cassette: true``, the last line). A file whose header promises the marker
+but which does not end with it was cut short, wherever the cut fell: a cut cannot reach the header
+without removing the entries too. JSON files carry the same two keys (a cut JSON text does not
+parse anyway). Hand edits above the last line keep the marker; ``llmvcr rehash`` adds it to a file
+written before it existed. Such an older file still loads, guarded by its entry count and by
+checking every entry's fields and request hash when its bytes are first read, but a cut inside
+its last answer's text can go unseen until it is rehashed or written again.
 """
 
 from __future__ import annotations
@@ -26,16 +36,25 @@ from .errors import CassetteFormatError, CassetteNotFoundError
 
 __all__ = [
     "COUNT_FIELD",
+    "END_KEY",
+    "END_MARKER",
     "MAX_DEPTH",
     "check_cassette_path",
+    "check_count",
+    "check_end",
     "check_header",
     "check_nesting",
     "read_cassette",
+    "seal_text",
+    "sealed",
     "set_count",
     "with_count",
 ]
 
 COUNT_FIELD = "entry_count"
+END_MARKER = "end_marker"  # in the header: this file ends with END_KEY
+END_KEY = "end_of_cassette"  # the last key of the file, after the entries
+TRAILER = f"{END_KEY}: true\n".encode()
 MAX_DEPTH = 250  # containers inside one value of an entry; orjson writes at most 254 in all
 _RESTORE = "restore it from version control (git checkout -- FILE) or re-record it"
 _FIX = "fix the value by hand (the README's cassette format says what each field holds) or re-record"
@@ -86,13 +105,22 @@ def read_cassette(path: str) -> bytes:
 
 # -- the header and the count ---------------------------------------------------------------------
 def with_count(document: dict[str, Any], count: int) -> dict[str, Any]:
-    """``document`` with ``entry_count: count`` right after ``version``, where a cut cannot reach it."""
+    """``document`` with ``entry_count: count`` and ``end_marker: true`` right after ``version``,
+    where a cut cannot reach them."""
     out: dict[str, Any] = {}
     for key, value in document.items():
-        if key != COUNT_FIELD:
+        if key not in (COUNT_FIELD, END_MARKER, END_KEY):
             out[key] = value
         if key == "version":
             out[COUNT_FIELD] = count
+            out[END_MARKER] = True
+    return out
+
+
+def sealed(document: dict[str, Any], count: int) -> dict[str, Any]:
+    """A whole document as a file holds it: counted, its end marker promised, and ending with it."""
+    out = with_count(document, count)
+    out[END_KEY] = True
     return out
 
 
@@ -111,7 +139,8 @@ def _text_map(value: Any, path: str, field: str) -> None:
 
 
 def check_header(document: dict[str, Any], path: str) -> list[Any]:
-    """The entries of a migrated document, after checking every top-level field and the count."""
+    """The entries of a migrated document, after checking every top-level field (the count is
+    :func:`check_count`'s, the end marker :func:`check_end`'s)."""
     if "entries" not in document:
         raise CassetteFormatError(
             path,
@@ -119,30 +148,12 @@ def check_header(document: dict[str, Any], path: str) -> list[Any]:
             field="entries",
         )
     entries = document["entries"]
-    count = document.get(COUNT_FIELD)
-    if entries is None and count is not None:  # cut right after "entries:"
-        entries = []
+    if entries is None and (document.get(COUNT_FIELD) is not None or document.get(END_MARKER)):
+        entries = []  # "entries:" with nothing under it
     if not isinstance(entries, list):
         raise CassetteFormatError(
             path, f"expected a list of entries, found {type(entries).__name__}; {_FIX}", field="entries"
         )
-    if COUNT_FIELD in document:
-        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-            raise CassetteFormatError(
-                path,
-                f"expected a whole number of entries, found {count!r}; run `llmvcr rehash {path}` "
-                "to write it again",
-                field=COUNT_FIELD,
-            )
-        if len(entries) < count:
-            raise CassetteFormatError(
-                path,
-                f"the file is truncated: it holds {len(entries)} of the {count} entries its header "
-                f"counts (cut short by a crash, a full disk or a bad copy); "
-                f"{_restore(path)}. If you removed entries by hand, run "
-                f"`llmvcr rehash {path}` to count them again",
-                field=COUNT_FIELD,
-            )
     seed = document.get("seed")
     if seed is not None and not isinstance(seed, str):
         raise CassetteFormatError(
@@ -159,23 +170,105 @@ def check_header(document: dict[str, Any], path: str) -> list[Any]:
     return entries
 
 
+def check_end(document: dict[str, Any], path: str) -> None:
+    """Refuse a document whose header promises the end marker it does not end with (it was cut)."""
+    promised = document.get(END_MARKER, False)
+    if not isinstance(promised, bool):
+        raise CassetteFormatError(
+            path, f"expected true or false, found {promised!r}; {_FIX}", field=END_MARKER
+        )
+    if END_KEY in document and next(reversed(document)) != END_KEY:
+        raise CassetteFormatError(
+            path,
+            f"'{END_KEY}: true' must be the file's last line, after the entries: move it there "
+            f"(an entry added by hand goes above it)",
+            field=END_KEY,
+        )
+    if promised and document.get(END_KEY) is not True:
+        raise CassetteFormatError(
+            path,
+            f"the file is truncated: it does not end with '{END_KEY}: true', the line its header "
+            f"promises (end_marker: true), so it was cut short (a crash, a full disk or a bad copy) "
+            f"and its last entry may be missing a part; {_restore(path)}. If you removed that line "
+            f"by hand, put it back",
+            field=END_KEY,
+        )
+
+
+def check_count(document: dict[str, Any], path: str) -> None:
+    """Refuse a document holding fewer entries than its header counts (it was cut between entries)."""
+    if COUNT_FIELD not in document:
+        return
+    count = document[COUNT_FIELD]
+    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+        raise CassetteFormatError(
+            path,
+            f"expected a whole number of entries, found {count!r}; run `llmvcr rehash {path}` "
+            "to write it again",
+            field=COUNT_FIELD,
+        )
+    entries = document.get("entries")
+    entries = [] if entries is None else entries  # "entries:" with nothing under it
+    if isinstance(entries, list) and len(entries) < count:
+        raise CassetteFormatError(
+            path,
+            f"the file is truncated: it holds {len(entries)} of the {count} entries its header "
+            f"counts (cut short by a crash, a full disk or a bad copy); "
+            f"{_restore(path)}. If you removed entries by hand, run "
+            f"`llmvcr rehash {path}` to count them again",
+            field=COUNT_FIELD,
+        )
+
+
 _COUNT_LINE = re.compile(rb"^(" + COUNT_FIELD.encode() + rb"[ \t]*:[ \t]*)[^\s#]*", re.MULTILINE)
 _VERSION_LINE = re.compile(rb"^version[ \t]*:.*\n", re.MULTILINE)
 
 
 def set_count(data: bytes, count: int, path: str) -> bytes:
-    """A YAML cassette's text with its entry count set to ``count``, every other byte unchanged
-    (comments and a hand-made layout stay)."""
+    """A YAML cassette's text with its entry count set to ``count`` and its end marker promised,
+    every other byte unchanged (comments and a hand-made layout stay)."""
     found = _COUNT_LINE.search(data)
     if found:
-        return data[: found.end(1)] + str(count).encode() + data[found.end() :]
-    version = _VERSION_LINE.search(data)
-    if version is None:
-        raise CassetteFormatError(
-            path, "no 'version:' line at the top to write the count after", field="version"
-        )
-    line = f"{COUNT_FIELD}: {count}\n".encode()
-    return data[: version.end()] + line + data[version.end() :]
+        data = data[: found.end(1)] + str(count).encode() + data[found.end() :]
+    else:
+        version = _VERSION_LINE.search(data)
+        if version is None:
+            raise CassetteFormatError(
+                path, "no 'version:' line at the top to write the count after", field="version"
+            )
+        line = f"{COUNT_FIELD}: {count}\n".encode()
+        data = data[: version.end()] + line + data[version.end() :]
+    if _MARKER_LINE.search(data) is None:
+        after = _COUNT_LINE_WHOLE.search(data)
+        assert after is not None  # written just above
+        data = data[: after.end()] + f"{END_MARKER}: true\n".encode() + data[after.end() :]
+    return data
+
+
+def seal_text(data: bytes, path: str, count: int) -> bytes:
+    """A whole YAML cassette's text, counted, promising its end marker and ending with it."""
+    data = set_count(data, count, path)
+    if _trailer_at(data) is not None:
+        return data
+    return data + (b"" if data.endswith(b"\n") else b"\n") + TRAILER
+
+
+def without_trailer(text: bytes) -> bytes | None:
+    """``text`` (the end of a YAML cassette) without its last line ``end_of_cassette: true``; None
+    when it does not end with it."""
+    at = _trailer_at(text)
+    return None if at is None else text[:at]
+
+
+def _trailer_at(data: bytes) -> int | None:
+    body = data.rstrip(b" \t\r\n")  # an editor may add or drop the last newline
+    start = body.rfind(b"\n") + 1
+    return start if _TRAILER_LINE.fullmatch(body, start) else None
+
+
+_COUNT_LINE_WHOLE = re.compile(rb"^" + COUNT_FIELD.encode() + rb"[ \t]*:.*\n", re.MULTILINE)
+_MARKER_LINE = re.compile(rb"^" + END_MARKER.encode() + rb"[ \t]*:", re.MULTILINE)
+_TRAILER_LINE = re.compile(END_KEY.encode() + rb"[ \t]*:[ \t]*true[ \t]*(?:#[^\n]*)?")
 
 
 # -- nesting and value types inside entries ----------------------------------------------------

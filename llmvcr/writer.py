@@ -39,7 +39,7 @@ from .parse_cache import parse_yaml
 from .runs import run_id
 from .schema import entry_to_mapping
 from .storage import document_of, dump_document, format_of, parse_document, refuse_foreign
-from .validation import COUNT_FIELD, set_count, with_count
+from .validation import COUNT_FIELD, END_KEY, END_MARKER, TRAILER, set_count, with_count, without_trailer
 
 __all__ = [
     "CassetteWriter",
@@ -52,7 +52,9 @@ __all__ = [
 
 TEMPORARY_PREFIX = ".llmvcr-tmp-"
 STALE_AFTER = 600.0  # seconds: no write takes this long, so an older temporary file is abandoned
-KNOWN_KEYS = frozenset({"version", COUNT_FIELD, "seed", "recorded_with", "metadata", "entries"})
+KNOWN_KEYS = frozenset(
+    {"version", COUNT_FIELD, END_MARKER, "seed", "recorded_with", "metadata", "entries", END_KEY}
+)
 
 
 def lock_path(path: str) -> str:
@@ -185,12 +187,15 @@ _TOP_LEVEL = re.compile(rb"^[^\s#-]", re.MULTILINE)  # a line that would start a
 
 def split_entries(data: bytes, others: dict[str, Any]) -> tuple[bytes, bytes] | None:
     """``(the text up to and with the "entries:" line, the entries' text)`` of a YAML cassette whose
-    entries come last as a block list at column 0, else None. The small text above the entries is
-    read back and must hold every other top-level key (``others``), so the rest is the entries."""
+    entries come last as a block list at column 0 (then only its end marker), else None. The small
+    text above the entries is read back and must hold every other top-level key (``others``), so
+    the rest is the entries."""
     found = max(_ENTRIES_LINE.finditer(data), key=lambda m: m.start(), default=None)
     if found is None:
         return None
     tail = data[found.end() :]
+    stripped = without_trailer(tail)  # a file written before the end marker has none
+    tail = tail if stripped is None else stripped
     if not _FIRST_ITEM.match(tail) or _TOP_LEVEL.search(tail) or not tail.endswith(b"\n"):
         return None
     import yaml  # PyYAML on first use (never at import: a JSON replay does not need it)
@@ -285,7 +290,7 @@ class CassetteWriter:
                     entries_text = self._entries_text + dump_document(mappings, "yaml")
                     document = with_count(document, self._count + len(mappings))
                     head = self._head_for(document)
-                    data = head + entries_text
+                    data = head + entries_text + TRAILER  # the last line: a file cut short lacks it
                 atomic_write(target, data)
                 if replacing:
                     _mark_run(target)
@@ -324,7 +329,7 @@ class CassetteWriter:
 
     def _head_for(self, header: dict[str, Any]) -> bytes:
         if self._head is not None and _uncounted(header) == _uncounted(self._others):  # user's text
-            return set_count(self._head, header[COUNT_FIELD], self.path)  # comments and all, new count
+            return set_count(self._head, header[COUNT_FIELD], self.path)  # comments and all, counted
         if self._head is not None and has_comments(self._head.decode("utf-8", "surrogateescape")):
             self._comments = True
         return dump_document(header, "yaml") + b"entries:\n"
@@ -341,7 +346,7 @@ class CassetteWriter:
             document = parse_document(data, self.path)
         entries = document.get("entries") or []
         on_disk = entries if isinstance(entries, list) else []
-        self._others = {key: value for key, value in document.items() if key != "entries"}
+        self._others = {key: value for key, value in document.items() if key not in ("entries", END_KEY)}
         self._mappings = on_disk
         self._packer = Packer.of(on_disk, document.get("version"), self.path)
         self._count = len(on_disk)
@@ -357,7 +362,7 @@ class CassetteWriter:
 
 
 def _uncounted(header: dict[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in header.items() if key != COUNT_FIELD}
+    return {key: value for key, value in header.items() if key not in (COUNT_FIELD, END_MARKER)}
 
 
 def _run_marker(path: str) -> str:

@@ -24,9 +24,11 @@ import llmvcr
 from llmvcr import parse_cache
 from llmvcr.cli import main as cli_main
 from llmvcr.parse_cache import ParseCache, YamlAliasError, parse_yaml, parse_yaml_pyyaml
-from llmvcr.storage import validate
+from llmvcr.schema import entry_to_mapping
+from llmvcr.storage import cassette_from_document, parse_checked, validate
 
 ROOT = Path(__file__).resolve().parent.parent
+END = b"end_of_cassette: true\n"  # the last line of every cassette llmvcr writes
 
 
 def ask(client: Any, text: str, **extra: Any) -> Any:
@@ -89,7 +91,8 @@ BOMB_RUNNER = textwrap.dedent("""
     from llmvcr import parse_cache
     if sys.argv[2] == "pyyaml":
         parse_cache.fast_parser = lambda: None
-    from llmvcr.storage import validate
+    from llmvcr.schema import entry_to_mapping
+from llmvcr.storage import cassette_from_document, parse_checked, validate
     for attempt in range(2):  # the second load is the one a parse cache would answer
         try:
             if sys.argv[3] == "record":
@@ -214,8 +217,12 @@ def test_a_cut_file_is_never_extended_by_a_recording(ten: Path, anthropic_client
 def test_an_entry_appended_by_hand_loads(ten: Path) -> None:
     data = ten.read_bytes()
     first = data[boundaries(data)[1] : boundaries(data)[2]]
-    ten.write_bytes(data + first.replace(b"call 1", b"call 1 again"))
+    body = data.removesuffix(END)
+    ten.write_bytes(body + first.replace(b"call 1", b"call 1 again") + END)  # above the end marker
     assert len(load(ten)) == 11
+    ten.write_bytes(data + first)  # below it: told where it goes
+    with pytest.raises(llmvcr.CassetteFormatError, match="goes above the last line, 'end_of_cassette: true'"):
+        load(ten)
 
 
 def test_rehash_counts_again_after_entries_are_removed_by_hand(ten: Path, capsys: Any) -> None:
@@ -249,9 +256,66 @@ def test_rehash_refuses_a_broken_entry_and_counts_json(tmp_path: Path, ten: Path
 
 
 def test_a_file_written_before_the_count_still_loads(ten: Path) -> None:
-    data = ten.read_bytes().replace(b"entry_count: 10\n", b"")
+    data = ten.read_bytes().replace(b"entry_count: 10\nend_marker: true\n", b"")
     ten.write_bytes(data[: boundaries(data)[6]])
     assert len(load(ten)) == 6
+
+
+# -- 2b. a cut at any byte offset -----------------------------------------------------------------
+@pytest.fixture
+def three(tmp_path: Path, anthropic_client: Any, openai_client: Any) -> Path:
+    """A real cassette of three entries through the real SDKs: a multi-line answer and two streams."""
+    path = tmp_path / "three.yaml"
+    with llmvcr.recording(path):
+        ask(anthropic_client, "first line\nsecond line")  # a block scalar in the request
+        with anthropic_client.messages.stream(
+            model="claude-test", max_tokens=8, messages=[{"role": "user", "content": "streamed"}]
+        ) as stream:
+            stream.until_done()
+        for _ in openai_client.chat.completions.create(
+            model="gpt-test", messages=[{"role": "user", "content": "streamed too"}], stream=True
+        ):
+            pass
+    return path
+
+
+def cut_everywhere(path: Path, data: bytes) -> tuple[int, int]:
+    """Cut ``data`` at every byte offset and parse each cut as a load does (no replay): every cut is
+    refused with a CassetteFormatError naming the file, or gives only whole entries, each the same
+    as in the uncut file. Returns (cuts tried, cuts loaded)."""
+    whole = [entry_to_mapping(e) for e in load_cut(path, data)]
+    loaded = 0
+    for offset in range(len(data)):
+        try:
+            entries = load_cut(path, data[:offset])
+        except llmvcr.CassetteFormatError as err:
+            assert str(path) in str(err), str(err)
+            continue
+        loaded += 1
+        assert [entry_to_mapping(e) for e in entries] == whole[: len(entries)], offset
+        assert len(entries) == len(whole), offset  # the end marker vouches for every entry
+    return len(data), loaded
+
+
+def load_cut(path: Path, data: bytes) -> list[llmvcr.Entry]:
+    document, stale = parse_checked(data, str(path), cached=False)
+    return cassette_from_document(document, str(path), stale).entries
+
+
+@pytest.mark.parametrize("suffix", [".yaml", ".json"])
+def test_a_cut_at_any_byte_offset_is_refused_or_loads_whole(
+    three: Path, suffix: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = three.with_suffix(suffix)
+    if suffix == ".json":
+        llmvcr.save_cassette(path, llmvcr.load_cassette(three))
+    data = path.read_bytes()
+    assert b"end_marker" in data[:200] and b"end_of_cassette" in data[-40:]
+    assert len(load_cut(path, data)) == 3 and load_cut(path, data)[1].response.stream
+    tried, loaded = cut_everywhere(path, data)
+    with capsys.disabled():
+        print(f"\n{suffix[1:]}: {loaded} of {tried} cuts loaded (each whole and unchanged)")
+    assert loaded <= 2  # only cuts of the blank end: the marker's line is whole
 
 
 # -- 3. wrong types -------------------------------------------------------------------------------

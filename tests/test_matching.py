@@ -133,7 +133,15 @@ def test_placeholders_make_volatile_text_match() -> None:
     assert f.request_hash(
         req({"messages": [{"role": "user", "content": "Today is 2026-12-02"}]})
     ) != f.request_hash(req({"messages": [{"role": "user", "content": "Yesterday was 2026-12-02"}]}))
-    llmvcr.matching.clear_placeholders()
+
+
+def test_building_a_placeholder_registers_nothing() -> None:
+    llmvcr.placeholder(r"\d{4}-\d{2}-\d{2}", "date")
+    f = Fingerprinter()  # a cassette opened without placeholders
+    assert f.placeholders == () and f.is_default
+    assert f.request_hash(req({"messages": [{"role": "user", "content": "Today is 2026-12-02"}]})) != (
+        f.request_hash(req({"messages": [{"role": "user", "content": "Today is 2027-01-05"}]}))
+    )
 
 
 def test_a_prompt_with_todays_date_replays_tomorrow(anthropic_client: Any) -> None:
@@ -155,10 +163,57 @@ def test_a_prompt_with_todays_date_replays_tomorrow(anthropic_client: Any) -> No
         recorded = ask(today)
     with llmvcr.recording("dated", placeholders=[date], record_mode="none"):
         assert ask(today + datetime.timedelta(days=1)) == recorded  # the recorded answer, not a new one
-    llmvcr.matching.clear_placeholders()  # without the placeholder, tomorrow's prompt is a new request
+    # a later cassette opened without the placeholder: tomorrow's prompt is a new request, never
+    # the answer recorded for today (the placeholder built above left nothing behind)
     with llmvcr.recording("dated", record_mode="none"), pytest.raises(llmvcr.ReplayDivergence):
         ask(today + datetime.timedelta(days=1))
-    llmvcr.matching.clear_placeholders()
+
+
+PLACEHOLDER_ORDER = """
+import datetime, llmvcr, pytest
+
+def ask(client, day):
+    text = f"Today is {day.isoformat()}. Plan my day."
+    return client.messages.create(model="m", max_tokens=16, messages=[{"role": "user", "content": text}])
+
+def test_with_placeholder(anthropic_client):
+    date = llmvcr.placeholder(r"\\d{4}-\\d{2}-\\d{2}", "date")
+    with llmvcr.recording("dated", placeholders=[date], record_mode="none"):
+        ask(anthropic_client, datetime.date(2027, 1, 5))
+
+def test_without_placeholder(anthropic_client):
+    with llmvcr.recording("dated", record_mode="none"), pytest.raises(llmvcr.ReplayDivergence):
+        ask(anthropic_client, datetime.date(2027, 1, 5))
+"""
+
+
+@pytest.mark.parametrize("order", ["with-first", "without-first"])
+def test_a_tests_placeholder_never_reaches_the_next_test(
+    pytester: pytest.Pytester, anthropic_client: Any, order: str
+) -> None:
+    """Each test starts from the same state, whatever ran before it."""
+    with llmvcr.recording(str(pytester.path / "cassettes" / "dated.yaml")):
+        anthropic_client.messages.create(
+            model="m",
+            max_tokens=16,
+            messages=[{"role": "user", "content": "Today is 2026-12-02. Plan my day."}],
+        )
+    body = PLACEHOLDER_ORDER
+    if order == "without-first":
+        first, second = body.index("def test_with_"), body.index("def test_without_")
+        body = body[:first] + body[second:] + "\n" + body[first:second]
+    pytester.makepyfile(test_order=body)
+    pytester.makeconftest(
+        "import anthropic, pytest, llmvcr\n"
+        "@pytest.fixture(autouse=True)\n"
+        "def _dir(tmp_path):\n"
+        f"    llmvcr.configure(cassette_dir={str(pytester.path / 'cassettes')!r})\n"
+        "@pytest.fixture\n"
+        "def anthropic_client():\n"
+        f"    return anthropic.Anthropic(api_key='k', base_url={str(anthropic_client.base_url)!r})\n"
+    )
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)
 
 
 BASE = {

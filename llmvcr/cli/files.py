@@ -18,11 +18,10 @@ from ..convert.regista import to_regista_trace
 from ..convert.vcrpy import FOREIGN, NoLLMCallsError, read_document, vcr_loader
 from ..errors import CassetteFormatError, CommandError, LLMVCRError
 from ..linear import without
-from ..matching import default_request_hash
 from ..playlog import read_record, store_for, update_record
 from ..redact import find_secrets
-from ..storage import cassette_from_document, document_of, dump_document, format_of, parse_document, validate
-from ..validation import COUNT_FIELD, read_cassette, set_count
+from ..storage import document_of, dump_document, format_of, parse_checked, parse_document
+from ..validation import END_KEY, END_MARKER, read_cassette, seal_text
 from ..writer import atomic_write, file_lock
 from .inspect import listed
 from .reading import SUFFIXES, TARGET_SUFFIX, entries, existing, load_any, sniff
@@ -264,53 +263,54 @@ def _prune(path: str, dry_run: bool, out: TextIO) -> None:
 
 
 def cmd_rehash(args: argparse.Namespace, out: TextIO) -> int:
-    """Check every entry of each cassette named, write its entry count again and store the hash of
-    each request edited by hand (after a hand edit)."""
+    """Check every entry of each cassette named, write its entry count again, store the hash of
+    each request edited by hand, and end it with its end marker (after a hand edit)."""
     failed = 0
     for argument in args.cassettes:
         try:
             path = existing(argument)
             with file_lock(path):
-                count, edited = _rehash(path)
+                count, edited, marked = _rehash(path)
         except LLMVCRError as err:
             print(f"llmvcr: error: {' '.join(str(err).split())}", file=sys.stderr)
             failed += 1
             continue
         hashes = f"; request_hash of entry {', '.join(map(str, edited))} stored anew" if edited else ""
-        print(f"{path}: {entries(count)}, counted in its header{hashes}", file=out)
+        marker = f"; end marker added ({END_KEY}: true)" if marked else ""
+        print(f"{path}: {entries(count)}, counted in its header{hashes}{marker}", file=out)
     return 2 if failed else 0
 
 
-def _rehash(path: str) -> tuple[int, list[int]]:
-    """Count the entries again, and store each hand-edited request's hash as its request reads now."""
+def _rehash(path: str) -> tuple[int, list[int], bool]:
+    """Count the entries again, store each hand-edited request's hash as its request reads now, and
+    add the end marker to a file written before it existed. A file cut short is refused: its
+    header promises an end marker it does not end with."""
     data = read_cassette(path)
-    document = parse_document(data, path, counted=False)
-    document.pop(COUNT_FIELD, None)
-    cassette = cassette_from_document(document, path)
-    validate(cassette)  # a broken hand edit is reported, never counted as good
-    count = len(cassette)
-    fresh = [default_request_hash(e.request.normalised()) for e in cassette.entries]
-    edited = [i for i, e in enumerate(cassette.entries) if e.request_hash != fresh[i]]
+    document, stale = parse_checked(data, path, counted=False, cached=False)  # every entry checked
+    marked = document.get(END_MARKER) is not True
+    count = len(document["entries"] or [])
+    edited = sorted(stale)
     if format_of(path) == "json":  # JSON holds no comments: written out again
         for i in edited:
-            document["entries"][i]["request_hash"] = fresh[i]
+            document["entries"][i]["request_hash"] = stale[i]
         new = dump_document(document, "json")
-    else:  # YAML: only the count line and the edited hashes change; comments and layout stay
-        new = _new_hashes(set_count(data, count, path), fresh, edited, path)
+    else:  # YAML: only the count, the marker and the edited hashes change; comments and layout stay
+        new = _new_hashes(seal_text(data, path, count), stale, count, path)
     parse_document(new, path)
     if new != data:
         atomic_write(path, new)
-    return count, edited
+    return count, edited, marked
 
 
 _HASH_LINE = re.compile(rb"^([ \t-]*request_hash:[ \t]*['\"]?)([A-Za-z0-9_:]+)", re.MULTILINE)
 
 
-def _new_hashes(data: bytes, fresh: list[str], edited: list[int], path: str) -> bytes:
+def _new_hashes(data: bytes, fresh: dict[int, str], count: int, path: str) -> bytes:
+    edited = sorted(fresh)
     if not edited:
         return data
     lines = list(_HASH_LINE.finditer(data))
-    if len(lines) != len(fresh):  # one request_hash line per entry, in order, or no edit by position
+    if len(lines) != count:  # one request_hash line per entry, in order, or no edit by position
         raise CommandError(
             f"{path}: entries {', '.join(map(str, edited[:10]))} were edited by hand, but their "
             f"request_hash lines could not be told apart; save it again instead "
