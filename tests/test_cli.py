@@ -626,3 +626,17 @@ def test_a_conversion_that_yields_no_entry_fails_and_writes_nothing(
         capsys, "convert", str(folder), "--to", "llmvcr-yaml", "-o", str(tmp_path / "o")
     )
     assert status == 2 and "FAILED: no call in this vcrpy file could be converted" in out_text
+
+
+def test_ls_and_show_read_each_provider_from_its_wire_description(capsys: pytest.CaptureFixture[str]) -> None:
+    """Gemini names its model in the path and its error in its own shape: ls and show say both."""
+    corpus = Path(__file__).parent / "data" / "vcrpy_real" / "pydantic-ai"
+    status, out, _ = run(capsys, "show", str(corpus / "TestGoogle.test_embed_error.yaml"))
+    assert status == 0
+    assert (
+        "[0] google POST /v1beta/models/nonexistent-model:batchEmbedContents · nonexistent-model · 404" in out
+    )
+    assert "→ error: models/nonexistent-model is not found" in out
+    status, out, _ = run(capsys, "ls", str(corpus))
+    row = next(line for line in out.splitlines() if line.startswith("test_google_model_stream.yaml"))
+    assert row.split()[6:8] == ["google", "gemini-2.0-flash-exp"]  # after "(vcrpy, read in place) 1"

@@ -192,7 +192,7 @@ def answer_for(where: str, provider: str, request: Request, response: Response) 
     checked = lookup(provider) is not None and 200 <= fitted.status < 300  # as fit() checks
     if checked and fitted.truncated and fitted.stream is not None and not fitted.failure:
         cut = (
-            f"{TruncatedStreamError.__name__}: {where}: the stream was recorded cut short after "
+            f"{TruncatedStreamError.__name__}: llmvcr: {where}: the stream was recorded cut short after "
             f"{len(fitted.stream)} events (the caller stopped reading while recording), and this call reads "
             f"further. Re-record it to keep the whole stream."
         )
