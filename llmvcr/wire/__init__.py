@@ -60,8 +60,12 @@ class WireFormat:
         return any(agent in head for agent in self.agents)
 
     def answers_with_stream(self, response: Response) -> bool:
-        """Whether a recorded answer is a stream: events, or Gemini's stream sent as one JSON array."""
-        return response.stream is not None or (self.name == "google" and isinstance(response.body, list))
+        """Whether a recorded answer is a stream: events, Gemini's stream sent as one JSON array, or an
+        event stream a client read whole and was recorded as its text."""
+        if response.stream is not None or (self.name == "google" and isinstance(response.body, list)):
+            return True
+        content_type = response.headers.get("content-type", "")
+        return isinstance(response.body, str) and "text/event-stream" in content_type
 
 
 _FORMATS: dict[str, WireFormat] = {}

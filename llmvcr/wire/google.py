@@ -19,10 +19,12 @@ NAME = "google"
 HOSTS = ("generativelanguage.googleapis.com", "aiplatform.googleapis.com")
 AGENTS = ("google-genai-sdk",)
 MARKER_HEADERS = ("x-goog-api-client",)
+MEANING_HEADERS: tuple[str, ...] = ()
+API_HOST = "generativelanguage.googleapis.com"
+METHODS = ("generateContent", "streamGenerateContent", "embedContent", "batchEmbedContents", "countTokens")
+SEAM_PATHS = tuple((f":{method}", "") for method in METHODS)  # see wire.anthropic
 SDK_HEADERS: dict[str, str] = {}
-ENDPOINTS = re.compile(
-    r":(?:generateContent|streamGenerateContent|embedContent|batchEmbedContents|countTokens)$"
-)
+ENDPOINTS = re.compile(f":(?:{'|'.join(METHODS)})$")
 STREAM_METHOD, PLAIN_METHOD = ":streamGenerateContent", ":generateContent"
 
 JSON = dict[str, Any]
