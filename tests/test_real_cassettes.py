@@ -203,7 +203,12 @@ def test_a_folder_conversion_prints_a_table_and_fails_loudly(
     assert (
         "FAILED: entry 0: an interaction needs a request and a response" in rows[str(folder / "broken.yaml")]
     )
-    assert "kept: no LLM calls, left to vcrpy" in rows[str(folder / "other.yaml")]
+    assert (
+        "kept: none of its 1 interaction(s) is an LLM call (to example.com), left to vcrpy"
+        in rows[str(folder / "other.yaml")]
+    )
+    gemini = rows[str(folder / "llm-gemini" / "test_prompt.yaml")]
+    assert "wrote" in gemini and "kept" not in gemini  # Gemini is converted, never "no LLM calls"
     gz = str(folder / "langchain-layout" / "test_anthropic_message_create_legacy.yaml.gz")
     assert "langchain-gz" in rows[gz] and "wrote" in rows[gz]
     assert table[-1].endswith("; 1 failed (see above; fix or convert them one by one)")

@@ -172,7 +172,7 @@ class _Replaying:
         failure = self.failure
         name, _, message = (failure or "").partition(": ")
         if name == TruncatedStreamError.__name__:  # a recording cut short: read past the cut (llmvcr.wire)
-            return TruncatedStreamError(f"llmvcr: {message}")
+            return TruncatedStreamError(message)
         cls = getattr(self.module, name, None)
         if isinstance(cls, type) and issubclass(cls, Exception) and message:
             return cls(message)

@@ -60,8 +60,12 @@ class WireFormat:
         return any(agent in head for agent in self.agents)
 
     def answers_with_stream(self, response: Response) -> bool:
-        """Whether a recorded answer is a stream: events, or Gemini's stream sent as one JSON array."""
-        return response.stream is not None or (self.name == "google" and isinstance(response.body, list))
+        """Whether a recorded answer is a stream: events, Gemini's stream sent as one JSON array, or an
+        event stream a client read whole and was recorded as its text."""
+        if response.stream is not None or (self.name == "google" and isinstance(response.body, list)):
+            return True
+        content_type = response.headers.get("content-type", "")
+        return isinstance(response.body, str) and "text/event-stream" in content_type
 
 
 _FORMATS: dict[str, WireFormat] = {}
@@ -132,6 +136,16 @@ def asks_stream(provider: str, request: Request) -> bool | None:
     return None if fmt is None else fmt.asks_stream(request)
 
 
+def model_of(provider: str, request: Request) -> str | None:
+    """The model a request names: its body's ``model``, or Gemini's path (``/models/{model}:method``)."""
+    body = request.body
+    if isinstance(body, dict) and body.get("model"):
+        return str(body["model"])
+    if provider == google.NAME:
+        return google.model_of(request.path)
+    return None
+
+
 def error_message(provider: str, body: Any) -> str | None:
     """The message an error body carries, in its provider's shape; None if it holds none."""
     fmt = lookup(provider)
@@ -182,7 +196,7 @@ def answer_for(where: str, provider: str, request: Request, response: Response) 
     checked = lookup(provider) is not None and 200 <= fitted.status < 300  # as fit() checks
     if checked and fitted.truncated and fitted.stream is not None and not fitted.failure:
         cut = (
-            f"{TruncatedStreamError.__name__}: {where}: the stream was recorded cut short after "
+            f"{TruncatedStreamError.__name__}: llmvcr: {where}: the stream was recorded cut short after "
             f"{len(fitted.stream)} events (the caller stopped reading while recording), and this call reads "
             f"further. Re-record it to keep the whole stream."
         )
@@ -227,6 +241,7 @@ __all__ = [
     "formats",
     "looks_like_sse",
     "lookup",
+    "model_of",
     "provider_of",
     "register",
     "response_streams",

@@ -22,6 +22,11 @@ NAME = "anthropic"
 HOSTS = ("anthropic.com",)
 AGENTS = ("anthropic", "asyncanthropic")
 MARKER_HEADERS = ("anthropic-version",)
+MEANING_HEADERS = ("anthropic-version", "anthropic-beta")  # kept in the request: they change its meaning
+API_HOST = "api.anthropic.com"
+# a request from a client that is not the SDK's (litellm's own httpx client) is this API's when its
+# path ends so and it carries the header (or "" for none)
+SEAM_PATHS = (("/v1/messages", "anthropic-version"), ("/v1/messages/count_tokens", "anthropic-version"))
 SDK_HEADERS: dict[str, str] = {"anthropic-version": "2023-06-01"}  # every SDK version sends this one
 ENDPOINTS = re.compile(r"/messages(?:/count_tokens)?/?$")
 TERMINAL = frozenset({"message_stop", "error"})

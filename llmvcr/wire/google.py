@@ -19,13 +19,24 @@ NAME = "google"
 HOSTS = ("generativelanguage.googleapis.com", "aiplatform.googleapis.com")
 AGENTS = ("google-genai-sdk",)
 MARKER_HEADERS = ("x-goog-api-client",)
+MEANING_HEADERS: tuple[str, ...] = ()
+API_HOST = "generativelanguage.googleapis.com"
+METHODS = ("generateContent", "streamGenerateContent", "embedContent", "batchEmbedContents", "countTokens")
+SEAM_PATHS = tuple((f":{method}", "") for method in METHODS)  # see wire.anthropic
 SDK_HEADERS: dict[str, str] = {}
-ENDPOINTS = re.compile(
-    r":(?:generateContent|streamGenerateContent|embedContent|batchEmbedContents|countTokens)$"
-)
+ENDPOINTS = re.compile(f":(?:{'|'.join(METHODS)})$")
 STREAM_METHOD, PLAIN_METHOD = ":streamGenerateContent", ":generateContent"
 
 JSON = dict[str, Any]
+
+
+_MODEL = re.compile(r"/models/([^/:]+):")
+
+
+def model_of(path: str) -> str | None:
+    """The model a Gemini call names in its path."""
+    match = _MODEL.search(path)
+    return match.group(1) if match else None
 
 
 def asks_stream(request: Request) -> bool:
