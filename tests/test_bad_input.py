@@ -7,10 +7,12 @@ import copy
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import textwrap
 import threading
+import warnings
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -23,6 +25,7 @@ import yaml
 import llmvcr
 from llmvcr import parse_cache
 from llmvcr.cli import main as cli_main
+from llmvcr.errors import EditedCassetteWarning
 from llmvcr.parse_cache import ParseCache, YamlAliasError, parse_yaml, parse_yaml_pyyaml
 from llmvcr.schema import entry_to_mapping
 from llmvcr.storage import cassette_from_document, parse_checked, validate
@@ -236,6 +239,34 @@ def test_rehash_counts_again_after_entries_are_removed_by_hand(ten: Path, capsys
     assert "8 entries" in capsys.readouterr().out
     assert ten.read_bytes() == edited.replace(b"entry_count: 10\n", b"entry_count: 8\n")
     assert len(load(ten)) == 8
+
+
+def test_a_copied_entry_with_a_new_prompt_answers_that_prompt_only(
+    ten: Path, anthropic_client: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The README's way to add an entry: copy one, change its prompt, keep its old request_hash."""
+    data = ten.read_bytes()
+    cuts = boundaries(data)
+    copy = data[cuts[0] : cuts[1]].replace(b"call 0", b"call 0 by hand")
+    assert copy.count(b"call 0 by hand") >= 1
+    edited = data.removesuffix(END) + copy + END
+    ten.write_bytes(edited)
+    with pytest.warns(
+        EditedCassetteWarning, match=rf"{ten}: entry 10 was edited by hand.*llmvcr rehash {ten}"
+    ):
+        cassette = llmvcr.load_cassette(ten)  # when the file loads, not on a miss
+    stored = cassette.entries[0].request_hash
+    assert cassette.positions(stored) == [0] and cassette.entries[10].request_hash != stored
+    with pytest.warns(EditedCassetteWarning), llmvcr.recording(ten, record_mode="none"):
+        assert "by hand" not in ask(anthropic_client, "call 0").content[0].text
+        with pytest.raises(llmvcr.ReplayDivergence):
+            ask(anthropic_client, "call 0")  # never the copy's answer, as a second answer to its source
+        assert "by hand" in ask(anthropic_client, "call 0 by hand").content[0].text
+    assert cli_main(["rehash", str(ten)]) == 0
+    assert "request_hash of entry 10 stored anew" in capsys.readouterr().out
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # stored: no warning any more
+        assert len(llmvcr.load_cassette(ten)) == 11
 
 
 def test_rehash_refuses_a_broken_entry_and_counts_json(tmp_path: Path, ten: Path, capsys: Any) -> None:
@@ -453,6 +484,34 @@ def test_the_unmutated_cassette_loads(recorded: Path) -> None:
     for name in ("real.yaml", "same.json"):
         cassette = load(recorded.with_name(name))
         assert len(cassette) == 2 and cassette.entries[1].response.stream
+
+
+@pytest.mark.parametrize("bad", ['"abc"', "[1]"])
+@pytest.mark.parametrize("where", ["timing", "event"])
+def test_a_wrong_typed_timing_is_refused_at_load_and_never_rewritten(
+    recorded: Path, anthropic_client: Any, bad: str, where: str
+) -> None:
+    data = recorded.read_bytes()
+    if where == "timing":  # the timing line llmvcr writes: [0.4, 12.1, ...]
+        start = data.index(b"timing: [") + len(b"timing: [")
+        edited = data[:start] + bad.encode() + data[data.index(b",", start) :]
+        field = "response.timing[0]"
+    else:  # an older cassette's t: on each event
+        document = yaml.safe_load(data)
+        response = document["entries"][1]["response"]
+        timing = response.pop("timing")
+        response["stream"] = [{**event, "t": t} for event, t in zip(response["stream"], timing, strict=True)]
+        response["stream"][2]["t"] = yaml.safe_load(bad)
+        edited = yaml.safe_dump(document, sort_keys=False).encode()
+        field = "response.stream[2].t"
+    recorded.write_bytes(edited)
+    with pytest.raises(llmvcr.CassetteFormatError) as info:
+        llmvcr.load_cassette(recorded)  # at load, not when entry 1 is first served
+    assert (info.value.entry, info.value.field) == (1, field) and str(recorded) in str(info.value)
+    with pytest.raises(llmvcr.CassetteFormatError, match=re.escape(field)):
+        with llmvcr.recording(recorded, record_mode="new_episodes"):
+            ask(anthropic_client, "a new call")
+    assert recorded.read_bytes() == edited  # never rewritten, no entry dropped
 
 
 # -- 4. a missing response body -------------------------------------------------------------------
