@@ -31,7 +31,7 @@ from llmvcr.schema import entry_to_mapping
 from llmvcr.storage import cassette_from_document, parse_checked, validate
 
 ROOT = Path(__file__).resolve().parent.parent
-END = b"end_of_cassette: true\n"  # the last line of every cassette llmvcr writes
+END = b"entries_end: true\n"  # the last line of every cassette llmvcr writes
 
 
 def ask(client: Any, text: str, **extra: Any) -> Any:
@@ -94,8 +94,7 @@ BOMB_RUNNER = textwrap.dedent("""
     from llmvcr import parse_cache
     if sys.argv[2] == "pyyaml":
         parse_cache.fast_parser = lambda: None
-    from llmvcr.schema import entry_to_mapping
-from llmvcr.storage import cassette_from_document, parse_checked, validate
+    from llmvcr.storage import validate
     for attempt in range(2):  # the second load is the one a parse cache would answer
         try:
             if sys.argv[3] == "record":
@@ -224,7 +223,7 @@ def test_an_entry_appended_by_hand_loads(ten: Path) -> None:
     ten.write_bytes(body + first.replace(b"call 1", b"call 1 again") + END)  # above the end marker
     assert len(load(ten)) == 11
     ten.write_bytes(data + first)  # below it: told where it goes
-    with pytest.raises(llmvcr.CassetteFormatError, match="goes above the last line, 'end_of_cassette: true'"):
+    with pytest.raises(llmvcr.CassetteFormatError, match="goes above the line 'entries_end: true'"):
         load(ten)
 
 
@@ -333,6 +332,16 @@ def load_cut(path: Path, data: bytes) -> list[llmvcr.Entry]:
     return cassette_from_document(document, str(path), stale).entries
 
 
+def test_a_cassette_dumped_again_with_sorted_keys_keeps_its_end_marker(recorded: Path) -> None:
+    document = yaml.safe_load(recorded.read_bytes())
+    recorded.write_text(yaml.safe_dump(document))  # sorted keys: entries_end right after entries
+    assert len(load(recorded)) == 2
+    moved = {"entries_end": True, **{k: v for k, v in document.items() if k != "entries_end"}}
+    recorded.write_text(yaml.safe_dump(moved, sort_keys=False))
+    with pytest.raises(llmvcr.CassetteFormatError, match="must come after the entries"):
+        load(recorded)
+
+
 @pytest.mark.parametrize("suffix", [".yaml", ".json"])
 def test_a_cut_at_any_byte_offset_is_refused_or_loads_whole(
     three: Path, suffix: str, capsys: pytest.CaptureFixture[str]
@@ -341,7 +350,7 @@ def test_a_cut_at_any_byte_offset_is_refused_or_loads_whole(
     if suffix == ".json":
         llmvcr.save_cassette(path, llmvcr.load_cassette(three))
     data = path.read_bytes()
-    assert b"end_marker" in data[:200] and b"end_of_cassette" in data[-40:]
+    assert b"end_marker" in data[:200] and b"entries_end" in data[-40:]
     assert len(load_cut(path, data)) == 3 and load_cut(path, data)[1].response.stream
     tried, loaded = cut_everywhere(path, data)
     with capsys.disabled():
