@@ -268,6 +268,21 @@ def test_a_copied_entry_with_a_new_prompt_answers_that_prompt_only(
         assert len(llmvcr.load_cassette(ten)) == 11
 
 
+def test_rehash_adds_the_end_marker_to_an_older_file_and_refuses_a_cut_one(
+    ten: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = ten.read_bytes()
+    older = b"# kept\n" + data.replace(b"end_marker: true\n", b"").removesuffix(END)  # before the marker
+    ten.write_bytes(older)
+    assert len(load(ten)) == 10  # loads as it is
+    assert cli_main(["rehash", str(ten)]) == 0
+    assert "end marker added (entries_end: true)" in capsys.readouterr().out
+    assert ten.read_bytes() == b"# kept\n" + data  # the two lines added, every other byte kept
+    ten.write_bytes(data[: data.rindex(b"text:")])  # cut inside the last answer
+    assert cli_main(["rehash", str(ten)]) == 2
+    assert "truncated" in capsys.readouterr().err
+
+
 def test_rehash_refuses_a_broken_entry_and_counts_json(tmp_path: Path, ten: Path, capsys: Any) -> None:
     broken = tmp_path / "broken.yaml"
     broken.write_bytes(ten.read_bytes().replace(b"status: 200", b"status: two hundred", 1))
