@@ -106,6 +106,9 @@ def _need(
     default: Any = _MISSING,
 ) -> Any:
     """``mapping[key]`` when it is a ``kind``; ``default`` when absent (if given); else the error."""
+    value = mapping.get(key, _MISSING)
+    if type(value) is kind or (type(kind) is tuple and type(value) in kind):
+        return value  # the common case, exact types: every entry of a file is checked at first load
     if key not in mapping:
         if default is not _MISSING:
             return default
@@ -213,7 +216,7 @@ def _plain_event(event: dict[str, Any]) -> bool:
 def entry_from_mapping(raw: Mapping[str, Any], path: str, position: int) -> Entry:
     """The entry at ``position`` of the file ``path``, checked field by field: a value of the wrong
     type is an error naming the file, the entry and the field, never coerced."""
-    if not isinstance(raw, Mapping):
+    if type(raw) is not dict and not isinstance(raw, Mapping):
         raise CassetteFormatError(
             path, f"an entry must be a mapping, found {type(raw).__name__}; {_FIX}", entry=position
         )

@@ -87,7 +87,7 @@ def parse_checked(
         if problem is None:
             raise
         if b"\n" + END_KEY.encode() + b":" in data and without_trailer(data) is None:
-            problem += f"; an entry added by hand goes above the last line, '{END_KEY}: true'"
+            problem += f"; an entry added by hand goes above the line '{END_KEY}: true'"
         raise CassetteFormatError(path, problem) from None
     document: dict[str, Any] = found["document"]
     if counted:  # a cached result was counted when stored; this costs nothing and trusts nothing

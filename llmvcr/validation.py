@@ -13,9 +13,10 @@ entries were removed by hand.
 The end marker: YAML has no end of its own, so a file cut inside its last entry (in a block of
 text, a stream's event list, right after ``body:``) still parses, as a shorter answer. Every file
 llmvcr writes therefore says in its header that it ends with a marker (``end_marker: true``) and
-ends with it (``end_of_cassette: true``, the last line). A file whose header promises the marker
-but which does not end with it was cut short, wherever the cut fell: a cut cannot reach the header
-without removing the entries too. JSON files carry the same two keys (a cut JSON text does not
+ends with it (``entries_end: true``, the last line llmvcr writes; any key after the entries will
+do, so a file dumped again with sorted keys keeps it there). A file whose header promises the
+marker but holds none after its entries was cut short, wherever the cut fell: a cut cannot reach
+the header without removing the entries too. JSON files carry the same two keys (a cut JSON text does not
 parse anyway). Hand edits above the last line keep the marker; ``llmvcr rehash`` adds it to a file
 written before it existed. Such an older file still loads, guarded by its entry count and by
 checking every entry's fields and request hash when its bytes are first read, but a cut inside
@@ -53,7 +54,7 @@ __all__ = [
 
 COUNT_FIELD = "entry_count"
 END_MARKER = "end_marker"  # in the header: this file ends with END_KEY
-END_KEY = "end_of_cassette"  # the last key of the file, after the entries
+END_KEY = "entries_end"  # after the entries: the last line llmvcr writes, and sorted right after them
 TRAILER = f"{END_KEY}: true\n".encode()
 MAX_DEPTH = 250  # containers inside one value of an entry; orjson writes at most 254 in all
 _RESTORE = "restore it from version control (git checkout -- FILE) or re-record it"
@@ -177,11 +178,11 @@ def check_end(document: dict[str, Any], path: str) -> None:
         raise CassetteFormatError(
             path, f"expected true or false, found {promised!r}; {_FIX}", field=END_MARKER
         )
-    if END_KEY in document and next(reversed(document)) != END_KEY:
+    if END_KEY in document and _before_entries(document):
         raise CassetteFormatError(
             path,
-            f"'{END_KEY}: true' must be the file's last line, after the entries: move it there "
-            f"(an entry added by hand goes above it)",
+            f"'{END_KEY}: true' must come after the entries (it is the file's last line as llmvcr "
+            f"writes it): move it there; an entry added by hand goes above it",
             field=END_KEY,
         )
     if promised and document.get(END_KEY) is not True:
@@ -193,6 +194,15 @@ def check_end(document: dict[str, Any], path: str) -> None:
             f"by hand, put it back",
             field=END_KEY,
         )
+
+
+def _before_entries(document: dict[str, Any]) -> bool:
+    for key in document:
+        if key == END_KEY:
+            return True
+        if key == "entries":
+            return False
+    return False
 
 
 def check_count(document: dict[str, Any], path: str) -> None:
@@ -254,7 +264,7 @@ def seal_text(data: bytes, path: str, count: int) -> bytes:
 
 
 def without_trailer(text: bytes) -> bytes | None:
-    """``text`` (the end of a YAML cassette) without its last line ``end_of_cassette: true``; None
+    """``text`` (the end of a YAML cassette) without its last line ``entries_end: true``; None
     when it does not end with it."""
     at = _trailer_at(text)
     return None if at is None else text[:at]

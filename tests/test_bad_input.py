@@ -7,10 +7,12 @@ import copy
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import textwrap
 import threading
+import warnings
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -23,12 +25,13 @@ import yaml
 import llmvcr
 from llmvcr import parse_cache
 from llmvcr.cli import main as cli_main
+from llmvcr.errors import EditedCassetteWarning
 from llmvcr.parse_cache import ParseCache, YamlAliasError, parse_yaml, parse_yaml_pyyaml
 from llmvcr.schema import entry_to_mapping
 from llmvcr.storage import cassette_from_document, parse_checked, validate
 
 ROOT = Path(__file__).resolve().parent.parent
-END = b"end_of_cassette: true\n"  # the last line of every cassette llmvcr writes
+END = b"entries_end: true\n"  # the last line of every cassette llmvcr writes
 
 
 def ask(client: Any, text: str, **extra: Any) -> Any:
@@ -91,8 +94,7 @@ BOMB_RUNNER = textwrap.dedent("""
     from llmvcr import parse_cache
     if sys.argv[2] == "pyyaml":
         parse_cache.fast_parser = lambda: None
-    from llmvcr.schema import entry_to_mapping
-from llmvcr.storage import cassette_from_document, parse_checked, validate
+    from llmvcr.storage import validate
     for attempt in range(2):  # the second load is the one a parse cache would answer
         try:
             if sys.argv[3] == "record":
@@ -221,7 +223,7 @@ def test_an_entry_appended_by_hand_loads(ten: Path) -> None:
     ten.write_bytes(body + first.replace(b"call 1", b"call 1 again") + END)  # above the end marker
     assert len(load(ten)) == 11
     ten.write_bytes(data + first)  # below it: told where it goes
-    with pytest.raises(llmvcr.CassetteFormatError, match="goes above the last line, 'end_of_cassette: true'"):
+    with pytest.raises(llmvcr.CassetteFormatError, match="goes above the line 'entries_end: true'"):
         load(ten)
 
 
@@ -236,6 +238,49 @@ def test_rehash_counts_again_after_entries_are_removed_by_hand(ten: Path, capsys
     assert "8 entries" in capsys.readouterr().out
     assert ten.read_bytes() == edited.replace(b"entry_count: 10\n", b"entry_count: 8\n")
     assert len(load(ten)) == 8
+
+
+def test_a_copied_entry_with_a_new_prompt_answers_that_prompt_only(
+    ten: Path, anthropic_client: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The README's way to add an entry: copy one, change its prompt, keep its old request_hash."""
+    data = ten.read_bytes()
+    cuts = boundaries(data)
+    copy = data[cuts[0] : cuts[1]].replace(b"call 0", b"call 0 by hand")
+    assert copy.count(b"call 0 by hand") >= 1
+    edited = data.removesuffix(END) + copy + END
+    ten.write_bytes(edited)
+    with pytest.warns(
+        EditedCassetteWarning, match=rf"{ten}: entry 10 was edited by hand.*llmvcr rehash {ten}"
+    ):
+        cassette = llmvcr.load_cassette(ten)  # when the file loads, not on a miss
+    stored = cassette.entries[0].request_hash
+    assert cassette.positions(stored) == [0] and cassette.entries[10].request_hash != stored
+    with pytest.warns(EditedCassetteWarning), llmvcr.recording(ten, record_mode="none"):
+        assert "by hand" not in ask(anthropic_client, "call 0").content[0].text
+        with pytest.raises(llmvcr.ReplayDivergence):
+            ask(anthropic_client, "call 0")  # never the copy's answer, as a second answer to its source
+        assert "by hand" in ask(anthropic_client, "call 0 by hand").content[0].text
+    assert cli_main(["rehash", str(ten)]) == 0
+    assert "request_hash of entry 10 stored anew" in capsys.readouterr().out
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # stored: no warning any more
+        assert len(llmvcr.load_cassette(ten)) == 11
+
+
+def test_rehash_adds_the_end_marker_to_an_older_file_and_refuses_a_cut_one(
+    ten: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = ten.read_bytes()
+    older = b"# kept\n" + data.replace(b"end_marker: true\n", b"").removesuffix(END)  # before the marker
+    ten.write_bytes(older)
+    assert len(load(ten)) == 10  # loads as it is
+    assert cli_main(["rehash", str(ten)]) == 0
+    assert "end marker added (entries_end: true)" in capsys.readouterr().out
+    assert ten.read_bytes() == b"# kept\n" + data  # the two lines added, every other byte kept
+    ten.write_bytes(data[: data.rindex(b"text:")])  # cut inside the last answer
+    assert cli_main(["rehash", str(ten)]) == 2
+    assert "truncated" in capsys.readouterr().err
 
 
 def test_rehash_refuses_a_broken_entry_and_counts_json(tmp_path: Path, ten: Path, capsys: Any) -> None:
@@ -302,6 +347,16 @@ def load_cut(path: Path, data: bytes) -> list[llmvcr.Entry]:
     return cassette_from_document(document, str(path), stale).entries
 
 
+def test_a_cassette_dumped_again_with_sorted_keys_keeps_its_end_marker(recorded: Path) -> None:
+    document = yaml.safe_load(recorded.read_bytes())
+    recorded.write_text(yaml.safe_dump(document))  # sorted keys: entries_end right after entries
+    assert len(load(recorded)) == 2
+    moved = {"entries_end": True, **{k: v for k, v in document.items() if k != "entries_end"}}
+    recorded.write_text(yaml.safe_dump(moved, sort_keys=False))
+    with pytest.raises(llmvcr.CassetteFormatError, match="must come after the entries"):
+        load(recorded)
+
+
 @pytest.mark.parametrize("suffix", [".yaml", ".json"])
 def test_a_cut_at_any_byte_offset_is_refused_or_loads_whole(
     three: Path, suffix: str, capsys: pytest.CaptureFixture[str]
@@ -310,7 +365,7 @@ def test_a_cut_at_any_byte_offset_is_refused_or_loads_whole(
     if suffix == ".json":
         llmvcr.save_cassette(path, llmvcr.load_cassette(three))
     data = path.read_bytes()
-    assert b"end_marker" in data[:200] and b"end_of_cassette" in data[-40:]
+    assert b"end_marker" in data[:200] and b"entries_end" in data[-40:]
     assert len(load_cut(path, data)) == 3 and load_cut(path, data)[1].response.stream
     tried, loaded = cut_everywhere(path, data)
     with capsys.disabled():
@@ -453,6 +508,34 @@ def test_the_unmutated_cassette_loads(recorded: Path) -> None:
     for name in ("real.yaml", "same.json"):
         cassette = load(recorded.with_name(name))
         assert len(cassette) == 2 and cassette.entries[1].response.stream
+
+
+@pytest.mark.parametrize("bad", ['"abc"', "[1]"])
+@pytest.mark.parametrize("where", ["timing", "event"])
+def test_a_wrong_typed_timing_is_refused_at_load_and_never_rewritten(
+    recorded: Path, anthropic_client: Any, bad: str, where: str
+) -> None:
+    data = recorded.read_bytes()
+    if where == "timing":  # the timing line llmvcr writes: [0.4, 12.1, ...]
+        start = data.index(b"timing: [") + len(b"timing: [")
+        edited = data[:start] + bad.encode() + data[data.index(b",", start) :]
+        field = "response.timing[0]"
+    else:  # an older cassette's t: on each event
+        document = yaml.safe_load(data)
+        response = document["entries"][1]["response"]
+        timing = response.pop("timing")
+        response["stream"] = [{**event, "t": t} for event, t in zip(response["stream"], timing, strict=True)]
+        response["stream"][2]["t"] = yaml.safe_load(bad)
+        edited = yaml.safe_dump(document, sort_keys=False).encode()
+        field = "response.stream[2].t"
+    recorded.write_bytes(edited)
+    with pytest.raises(llmvcr.CassetteFormatError) as info:
+        llmvcr.load_cassette(recorded)  # at load, not when entry 1 is first served
+    assert (info.value.entry, info.value.field) == (1, field) and str(recorded) in str(info.value)
+    with pytest.raises(llmvcr.CassetteFormatError, match=re.escape(field)):
+        with llmvcr.recording(recorded, record_mode="new_episodes"):
+            ask(anthropic_client, "a new call")
+    assert recorded.read_bytes() == edited  # never rewritten, no entry dropped
 
 
 # -- 4. a missing response body -------------------------------------------------------------------

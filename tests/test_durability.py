@@ -279,15 +279,15 @@ def test_new_episodes_keeps_comments_where_the_file_allows(tmp_path: Path, anthr
         ask(anthropic_client, "two")
     # every byte the user wrote, comments included; only the entry count follows the new entry
     assert "entry_count: 1\n" in edited
-    kept = edited.replace("entry_count: 1\n", "entry_count: 2\n").removesuffix("end_of_cassette: true\n")
-    assert path.read_text().startswith(kept) and path.read_text().endswith("\nend_of_cassette: true\n")
+    kept = edited.replace("entry_count: 1\n", "entry_count: 2\n").removesuffix("entries_end: true\n")
+    assert path.read_text().startswith(kept) and path.read_text().endswith("\nentries_end: true\n")
     assert contents(path) == ["one", "two"]
 
 
 def move_entries_up(text: str) -> str:
     head, entries = text.split("\nentries:\n", 1)
-    entries = entries.removesuffix("end_of_cassette: true\n")  # the end marker stays the last line
-    return "entries:\n" + entries + head + "\nend_of_cassette: true\n"
+    entries = entries.removesuffix("entries_end: true\n")  # the end marker stays the last line
+    return "entries:\n" + entries + head + "\nentries_end: true\n"
 
 
 @pytest.mark.parametrize("edit", ["header changes", "entries not last"])
@@ -375,5 +375,5 @@ def test_adding_to_a_streamed_cassette_keeps_its_text(tmp_path: Path, openai_cli
     assert "timing: [" in before
     with llmvcr.recording(path, record_mode="new_episodes"):
         stream("four five")
-    kept = before.replace("entry_count: 1\n", "entry_count: 2\n").removesuffix("end_of_cassette: true\n")
+    kept = before.replace("entry_count: 1\n", "entry_count: 2\n").removesuffix("entries_end: true\n")
     assert path.read_text().startswith(kept)

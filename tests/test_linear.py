@@ -133,7 +133,7 @@ def test_new_episodes_extends_a_linear_file_and_keeps_its_text(tmp_path: Path, a
     after = path.read_text()
     # the header's entry count is the one line that changes; the rest is appended
     assert "\nentry_count: 4\n" in before and "\nentry_count: 6\n" in after
-    before = before.removesuffix("end_of_cassette: true\n")  # the end marker follows the new entries
+    before = before.removesuffix("entries_end: true\n")  # the end marker follows the new entries
     assert after.replace("\nentry_count: 6\n", "\nentry_count: 4\n", 1).startswith(before)
     document = yaml.safe_load(after)
     assert [e["request"]["body"]["messages"]["extends"] for e in document["entries"][4:]] == [3, 4]
@@ -183,7 +183,7 @@ def test_an_old_cassette_loads_and_saves_unchanged(tmp_path: Path) -> None:
     llmvcr.save_cassette(path, cassette)
     # what a save adds: the count and the end marker's promise at the top, the marker at the end
     counted = f"version: 1\nentry_count: {len(cassette)}\nend_marker: true\n".encode()
-    assert path.read_bytes() == original.replace(b"version: 1\n", counted, 1) + b"end_of_cassette: true\n"
+    assert path.read_bytes() == original.replace(b"version: 1\n", counted, 1) + b"entries_end: true\n"
 
 
 def test_a_cassette_without_repeats_is_written_as_before(anthropic_client: Any, cassette_dir: Path) -> None:

@@ -684,7 +684,15 @@ def test_yaml_cassette_layout_is_format_version_1(
         list(openai_client.chat.completions.create(model="gpt-test", messages=USER, stream=True))
     raw = (cassette_dir / "layout.yaml").read_text()
     document = yaml.safe_load(raw)
-    assert list(document) == ["version", "entry_count", "seed", "recorded_with", "entries"]
+    assert list(document) == [
+        "version",
+        "entry_count",
+        "end_marker",
+        "seed",
+        "recorded_with",
+        "entries",
+        "entries_end",
+    ]
     assert document["version"] == 1 and document["seed"] == "bug-repro-#427"
     assert document["entry_count"] == len(document["entries"]) == 2
     assert document["recorded_with"] == {

@@ -95,8 +95,8 @@ def test_new_episodes_keeps_existing_text_byte_for_byte(tmp_path: Path, anthropi
     assert b"\nentry_count: 1\n" in before and b"\nentry_count: 2\n" in after
     after_uncounted = after.replace(b"\nentry_count: 2\n", b"\nentry_count: 1\n", 1)
     # ... and the end marker, still the last line, follows the new entry
-    assert before.endswith(b"\nend_of_cassette: true\n") and after.endswith(b"\nend_of_cassette: true\n")
-    assert after_uncounted.startswith(before.removesuffix(b"end_of_cassette: true\n"))
+    assert before.endswith(b"\nentries_end: true\n") and after.endswith(b"\nentries_end: true\n")
+    assert after_uncounted.startswith(before.removesuffix(b"entries_end: true\n"))
     assert len(after) > len(before)
     assert b"|-\n" in before or b"|\n" in before  # multi-line text as a block scalar
 
