@@ -140,3 +140,58 @@ def openai_agent(client: Any, *, streamed: bool = False) -> str:
             }
             for call in tool_calls
         )
+
+
+GEMINI_MODEL = "gemini-2.5-flash"
+
+
+def google_agent(client: Any, *, streamed: bool = False) -> str:
+    """A tool call, then a final answer, through google-genai's ``generate_content`` (or its stream)."""
+    from google.genai import types
+
+    config = types.GenerateContentConfig(
+        system_instruction=SYSTEM,
+        max_output_tokens=MAX_TOKENS,
+        tools=[
+            types.Tool(
+                function_declarations=[
+                    types.FunctionDeclaration(
+                        name=TOOL["name"],
+                        description=TOOL["description"],
+                        parameters_json_schema=TOOL["input_schema"],
+                    )
+                ]
+            )
+        ],
+        automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
+    )
+    contents: list[Any] = [types.Content(role="user", parts=[types.Part.from_text(text=TASK)])]
+    while True:
+        if streamed:
+            parts = [
+                part
+                for chunk in client.models.generate_content_stream(
+                    model=GEMINI_MODEL, contents=contents, config=config
+                )
+                for candidate in chunk.candidates or []
+                for part in (candidate.content.parts if candidate.content else None) or []
+            ]
+        else:
+            reply = client.models.generate_content(model=GEMINI_MODEL, contents=contents, config=config)
+            content = reply.candidates[0].content
+            parts = list(content.parts or []) if content else []
+        contents.append(types.Content(role="model", parts=parts))
+        calls = [p.function_call for p in parts if p.function_call]
+        if not calls:
+            return "".join(p.text or "" for p in parts)
+        contents.append(
+            types.Content(
+                role="user",
+                parts=[
+                    types.Part.from_function_response(
+                        name=str(call.name), response={"result": get_weather(**(call.args or {}))}
+                    )
+                    for call in calls
+                ],
+            )
+        )
