@@ -116,26 +116,35 @@ PACKAGES = {  # by instrumentation: the packages whose versions are noted beside
 COMMON = ("opentelemetry-sdk", "anthropic", "openai", "google-genai")
 
 
-def _hex_ids(node: Any) -> Any:
+def spans_document(spans: Any) -> dict[str, Any]:
+    """Finished SDK spans as one OTLP JSON ExportTraceServiceRequest, as a collector's file exporter writes it."""
+    from google.protobuf.json_format import MessageToDict
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+    document: dict[str, Any] = hex_ids(MessageToDict(encode_spans(spans), use_integers_for_enums=True))
+    return document
+
+
+def hex_ids(node: Any) -> Any:
     """OTLP JSON writes trace and span ids as hex, where protobuf's JSON mapping writes base64."""
     if isinstance(node, dict):
         return {
-            k: base64.b64decode(v).hex() if k in ("traceId", "spanId", "parentSpanId") and v else _hex_ids(v)
+            k: base64.b64decode(v).hex() if k in ("traceId", "spanId", "parentSpanId") and v else hex_ids(v)
             for k, v in node.items()
         }
     if isinstance(node, list):
-        return [_hex_ids(v) for v in node]
+        return [hex_ids(v) for v in node]
     return node
 
 
-def run(name: str) -> None:
+def run(name: str, out: Path = OUT) -> None:
+    """One scenario, in this process: the agent under its instrumentation, the export written to ``out``."""
     import otel_agent
     from google.protobuf.json_format import MessageToDict
     from llm_server import start_server
     from opentelemetry import trace
     from opentelemetry._logs import set_logger_provider
     from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
-    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
     from opentelemetry.sdk._logs import LoggerProvider
     from opentelemetry.sdk._logs.export import SimpleLogRecordProcessor
 
@@ -207,19 +216,17 @@ def run(name: str) -> None:
         server.stop()
     tracer_provider.force_flush()
     logger_provider.force_flush()
-    documents = [
-        _hex_ids(MessageToDict(encode_spans(spans.get_finished_spans()), use_integers_for_enums=True))
-    ]
+    documents = [spans_document(spans.get_finished_spans())]
     if logs.get_finished_logs():
         documents.append(
-            _hex_ids(MessageToDict(encode_logs(logs.get_finished_logs()), use_integers_for_enums=True))
+            hex_ids(MessageToDict(encode_logs(logs.get_finished_logs()), use_integers_for_enums=True))
         )
     text = "".join(json.dumps(d, sort_keys=True) + "\n" for d in documents)
     # exception stack traces name this machine's folders: keep the file names only
     for folder, short in ((sysconfig.get_paths()["purelib"], "site-packages"), (str(HERE.parent), "project")):
         text = text.replace(json.dumps(folder)[1:-1], short)
-    (OUT / f"{name}.jsonl").write_text(text)
-    record = OUT / "versions.json"
+    (out / f"{name}.jsonl").write_text(text)
+    record = out / "versions.json"
     versions = json.loads(record.read_text()) if record.exists() else {}
     versions[f"{name}.jsonl"] = {p: _version(p) for p in (*PACKAGES[instrumentation], *COMMON)}
     record.write_text(json.dumps(versions, indent=2, sort_keys=True) + "\n")
@@ -272,23 +279,33 @@ def _version(package: str) -> str:
         return "not installed"
 
 
+def generate(name: str, out: Path = OUT) -> Path:
+    """Run one scenario in a process of its own (the instrumentations read their switches from the
+    environment when they start, and patch the SDKs for good); returns the file it wrote."""
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("OTEL_", "TRACELOOP_", "ANTHROPIC_", "OPENAI_", "OPENINFERENCE_", "LOGFIRE_"))
+    }
+    done = subprocess.run(
+        [sys.executable, __file__, "--run", name, str(out)],
+        env={**clean, **SCENARIOS[name][2]},
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode:
+        raise RuntimeError(f"{name}: exit {done.returncode}\n{done.stderr}")
+    return out / f"{name}.jsonl"
+
+
 def main(names: list[str]) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     for name in names or [n for n in SCENARIOS if n not in LEGACY]:
-        clean = {
-            k: v
-            for k, v in os.environ.items()
-            if not k.startswith(
-                ("OTEL_", "TRACELOOP_", "ANTHROPIC_", "OPENAI_", "OPENINFERENCE_", "LOGFIRE_")
-            )
-        }
-        subprocess.run(
-            [sys.executable, __file__, "--run", name], env={**clean, **SCENARIOS[name][2]}, check=True
-        )
+        print(generate(name))
 
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--run"]:
-        run(sys.argv[2])
+        run(sys.argv[2], Path(sys.argv[3]) if sys.argv[3:] else OUT)
     else:
         main(sys.argv[1:])
