@@ -13,6 +13,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from .errors import (
+    AnswerShapeError,
     CassetteFormatError,
     CassetteNotFoundError,
     CassetteWriteError,
@@ -20,6 +21,7 @@ from .errors import (
     NetworkBlockedError,
     ReplayDivergence,
     ReplayDivergenceWarning,
+    TruncatedStreamError,
 )
 
 _LAZY = {
@@ -50,6 +52,7 @@ _LAZY = {
 }
 
 __all__ = [
+    "AnswerShapeError",
     "Cassette",
     "CassetteFormatError",
     "CassetteNotFoundError",
@@ -63,6 +66,7 @@ __all__ = [
     "ReplayDivergenceWarning",
     "Request",
     "Response",
+    "TruncatedStreamError",
     "configure",
     "create_recording_adapter",
     "create_replay_adapter",

@@ -60,7 +60,16 @@ def test_the_corpus_is_real_and_covers_every_call_shape() -> None:
     every = [c for f in FILES for c in calls(f)]
     assert any(c.body.get("stream") for c in every) and any(c.status >= 400 for c in every)
     assert any("tools" in c.body for c in every) and any(c.path.endswith("/embeddings") for c in every)
-    assert {c.host for c in every} == {"api.anthropic.com", "api.openai.com"}
+    assert {c.host for c in every} == {
+        "api.anthropic.com",
+        "api.openai.com",
+        "generativelanguage.googleapis.com",
+    }
+    gemini = {c.path.rsplit(":", 1)[-1] for c in every if c.host.startswith("generativelanguage")}
+    assert {"generateContent", "streamGenerateContent", "batchEmbedContents"} <= gemini
+    assert any(c.query.get("alt") == "sse" for c in every) and any(
+        c.path.endswith(":streamGenerateContent") and "alt" not in c.query for c in every
+    )
 
 
 @pytest.mark.parametrize("how", ["converted", "in_place"])
