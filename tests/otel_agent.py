@@ -7,6 +7,7 @@ for, send its result back, return the final answer. Nothing here knows about llm
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 TASK = "What is the weather in Paris?"
@@ -100,20 +101,23 @@ def _streamed_completion(client: Any, **kwargs: Any) -> tuple[str | None, list[d
     return "".join(text) or None, tool_calls, finish
 
 
-def openai_agent(client: Any, *, streamed: bool = False) -> str:
-    """A tool call, then a final answer, through ``chat.completions.create`` (streamed or not)."""
+def openai_agent(client: Any, *, streamed: bool | Sequence[bool] = False) -> str:
+    """A tool call, then a final answer, through ``chat.completions.create`` (streamed or not; a
+    sequence says it per turn)."""
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": SYSTEM},
         {"role": "user", "content": TASK},
     ]
+    turns = iter(streamed) if isinstance(streamed, Sequence) else None
     while True:
+        stream_this = next(turns) if turns is not None else streamed
         kwargs = {
             "model": OPENAI_MODEL,
             "max_tokens": MAX_TOKENS,
             "messages": messages,
             "tools": [OPENAI_TOOL],
         }
-        if streamed:
+        if stream_this:
             content, tool_calls, finish = _streamed_completion(client, **kwargs)
         else:
             choice = client.chat.completions.create(**kwargs).choices[0]

@@ -20,7 +20,7 @@ import openai
 import pytest
 from conftest import ANTHROPIC_SENTINEL, OPENAI_SENTINEL
 from llm_server import LLMServer
-from otel_agent import anthropic_agent, openai_agent
+from otel_agent import anthropic_agent, google_agent, openai_agent
 
 import llmvcr
 from llmvcr.convert import ConversionWarning
@@ -102,20 +102,39 @@ def test_openai_agent_replays_from_its_trace(name: str, server: LLMServer, no_ne
 def test_a_streamed_openai_call_is_a_stream_when_the_user_says_so(
     server: LLMServer, no_network: list[Any]
 ) -> None:
-    """openai-v2 records no sign of streaming: each entry warns, and stream=True writes chunk streams."""
-    with pytest.warns(ConversionWarning) as caught:
-        plain = from_otel(DATA / "openai-agent-stream.jsonl")
-    unsaid = [str(w.message) for w in caught if "whether this call was streamed" in str(w.message)]
-    assert len(unsaid) == 2 and all(e.response.stream is None for e in plain.entries)
+    """openai-v2 records no sign of streaming: stream=True writes chunk streams for every call."""
     with pytest.warns(ConversionWarning) as caught:
         cassette = from_otel(DATA / "openai-agent-stream.jsonl", stream=True)
     assert not [w for w in caught if "whether this call was streamed" in str(w.message)]
     assert all(e.request.body["stream"] and e.response.stream for e in cassette.entries)
+    assert not any(e.response.as_asked for e in cassette.entries)
     client = openai.OpenAI(api_key=OPENAI_SENTINEL, base_url=server.url + "/v1", max_retries=0)
     answer = replay(
         cassette, client, lambda c: openai_agent(c, streamed=True), server, no_network, ignore=["tools"]
     )
     assert answer == exported_answer("openai-agent-stream") == ANSWER
+
+
+@pytest.mark.parametrize("name", ["openai-agent", "openai-agent-stream", "openai-agent-events"])
+def test_a_call_the_trace_does_not_say_streamed_replays_as_the_app_asks(
+    name: str, server: LLMServer, no_network: list[Any], tmp_path: Path
+) -> None:
+    """openai-v2 records nothing that says a call streamed: each entry is the plain call marked
+    as_asked, and a session mixing a plain call and a stream=True call replays through the real SDK."""
+    with pytest.warns(ConversionWarning) as caught:
+        cassette = from_otel(DATA / f"{name}.jsonl")
+    assert not [w for w in caught if "was streamed" in str(w.message)]
+    assert all(e.response.as_asked and e.response.stream is None for e in cassette.entries)
+    assert all("stream" not in e.request.body for e in cassette.entries)
+    path = tmp_path / "session.yaml"
+    llmvcr.save_cassette(path, cassette)
+    assert path.read_text().count("as_asked: true") == 2  # the mark survives the file
+    client = openai.OpenAI(api_key=OPENAI_SENTINEL, base_url=server.url + "/v1", max_retries=0)
+    for turns in ([False, True], [True, False]):
+        answer = replay(
+            path, client, lambda c, t=turns: openai_agent(c, streamed=t), server, no_network, ignore=["tools"]
+        )
+        assert answer == ANSWER
 
 
 def test_openai_strict_replay_without_ignore_names_the_missing_tools(
@@ -374,6 +393,25 @@ def test_google_genai_spans_become_gemini_entries() -> None:
     assert text == 'The tool said: {"result": "18C, sunny"}'
     assert events[-1]["data"]["candidates"][0]["finishReason"] == "STOP"
     assert events[-1]["data"]["usageMetadata"]["promptTokenCount"] == 149
+
+
+def test_a_google_genai_trace_replays_through_google_genai(
+    server: LLMServer, no_network: list[Any], tmp_path: Path
+) -> None:
+    """The traces were made with google-genai 2.34 (its instrumentation takes < 3), which calls
+    /v1beta; 3.x calls /v1: replayed in sequence, plain and streamed."""
+    from google import genai
+    from google.genai import types
+
+    client = genai.Client(api_key="placeholder", http_options=types.HttpOptions(base_url=server.url))
+    for name in ("google-agent", "google-agent-stream"):
+        path = tmp_path / f"{name}.yaml"
+        llmvcr.save_cassette(path, strictly(name))
+        before = server.request_count
+        with llmvcr.use_cassette(path, record_mode="none", mode="sequential"):
+            answer = google_agent(client, streamed=name.endswith("stream"))
+        assert answer == 'The tool said: {"result": "18C, sunny"}'
+        assert server.request_count == before and no_network == []
 
 
 # -- a trace without content, or without a model call, is an error that says what was seen ---------

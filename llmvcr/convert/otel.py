@@ -11,7 +11,9 @@ real instrumentations write (traceloop's ``gen_ai.prompt.N.*``, OpenInference's
 ``llm.input_messages.N.*``, Logfire's streamed calls) are read into those first
 (:mod:`~llmvcr.convert.otel_dialects`). Two spans of one call (an SDK's own span and an
 instrumentation's, both naming the same ``gen_ai.response.id``) are merged. A call the trace says
-was streamed becomes an event stream paced by the span's timing, one it says was not a plain body.
+was streamed becomes an event stream paced by the span's timing, one it says was not a plain body,
+and one it says nothing about (openai-v2 records nothing) the plain call marked ``as_asked``:
+replay serves it plain or streamed, as the live call asks, the stream built from the body.
 The trace and span ids go to ``cassette.metadata["otel"]``.
 
 >>> cassette = llmvcr.from_otel("trace.jsonl")
@@ -87,12 +89,14 @@ def _failure(call: JSON, provider: str, notes: list[str]) -> Response:
     return Response(status, {"content-type": "application/json"}, body=reply)
 
 
-def _entry(call: JSON, provider: str, streamed: bool, notes: list[str]) -> Entry:
+def _entry(call: JSON, provider: str, streamed: bool | None, notes: list[str]) -> Entry:
+    """One call's entry; ``streamed`` None (the trace does not say) writes the plain call marked
+    ``as_asked``, which replay serves in the shape the live call asks for."""
     attrs = call["attributes"]
-    body = request_body(provider, attrs, notes, streamed)
+    body = request_body(provider, attrs, notes, bool(streamed))
     query: tuple[tuple[str, str], ...] = ()
     if provider == "google":
-        path, query = gemini_path(str(attrs.get("gen_ai.request.model") or ""), streamed)
+        path, query = gemini_path(str(attrs.get("gen_ai.request.model") or ""), bool(streamed))
     else:
         path = _PATHS[provider]
     if (call.get("status") or {}).get("code") == 2:
@@ -119,7 +123,7 @@ def _entry(call: JSON, provider: str, streamed: bool, notes: list[str]) -> Entry
                 200, {**headers, "content-type": "text/event-stream"}, stream=_paced(events, call, attrs)
             )
         else:
-            response = Response(200, headers, body=answer)
+            response = Response(200, headers, body=answer, as_asked=streamed is None)
     request = Request("POST", path, body=body, query=query)
     return Entry(provider, request, response, default_request_hash(request.normalised()))
 
@@ -156,8 +160,10 @@ def from_otel(
     ``source`` is a file (one JSON document, or JSON lines) or the parsed document(s). With several
     traces in the file, ``trace_id`` picks one session; without it every call is kept, in order, and
     a ``ConversionWarning`` says so. Each call is written streamed or not as its trace says
-    (the anthropic SDK's own spans, google-genai's, traceloop's, OpenInference's and Logfire's do);
-    ``stream=True`` (or False) overrides that for every call. Replay with ``mode="sequential"``
+    (the anthropic SDK's own spans, google-genai's, traceloop's, OpenInference's and Logfire's do),
+    or, where it says nothing, as the plain call marked ``as_asked`` (``Response.as_asked``), which
+    replay serves in the shape the live call asks for. ``stream=True`` (or False) overrides that for
+    every call. Replay with ``mode="sequential"``
     unless every request was rebuilt exactly (see the warnings): a trace does not hold every byte
     the SDK sent. Raises :class:`~llmvcr.CassetteFormatError` when the export yields no entry.
     """
@@ -203,12 +209,7 @@ def from_otel(
             continue
         notes: list[str] = []
         streamed = attrs.get(STREAMED) if stream is None else stream
-        if streamed is None:
-            notes.append(
-                "the trace does not say whether this call was streamed; written as a plain call "
-                "(from_otel(..., stream=True) if the service streams)"
-            )
-        cassette.append(_entry(call, provider, bool(streamed), notes))
+        cassette.append(_entry(call, provider, streamed, notes))
         start, end = int(call.get("startTimeUnixNano") or 0), int(call.get("endTimeUnixNano") or 0)
         described.append(
             {
