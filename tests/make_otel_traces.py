@@ -1,9 +1,15 @@
 """Re-make the OpenTelemetry fixtures in tests/data/otel/ (needs the instrumentations; the suite does not).
 
     pip install opentelemetry-sdk opentelemetry-exporter-otlp-proto-common \
-        opentelemetry-instrumentation-openai-v2 opentelemetry-instrumentation-anthropic
-    python tests/make_otel_traces.py              # every scenario but the legacy one
+        opentelemetry-instrumentation-openai-v2 opentelemetry-instrumentation-anthropic \
+        opentelemetry-instrumentation-openai openinference-instrumentation-openai \
+        openinference-instrumentation-anthropic logfire
+    python tests/make_otel_traces.py              # every scenario but LEGACY's
     python tests/make_otel_traces.py NAME ...     # only these
+
+The google-genai scenarios need google-genai < 3 and opentelemetry-instrumentation-google-genai,
+the legacy ones older packages (tests/data/otel/README.md says which): each group is made in a
+virtual environment of its own. ``generate(name, folder)`` is what the frameworks suite runs live.
 
 Each scenario runs in its own process (the instrumentations read their switches from the
 environment when they start): the agent of ``otel_agent.py`` runs against the loopback server
@@ -98,7 +104,7 @@ SCENARIOS: dict[str, tuple[str, str, dict[str, str]]] = {
 # made in environments of their own (older packages): python tests/make_otel_traces.py NAME
 LEGACY = (
     "openai-agent-legacy",
-    *(n for n in SCENARIOS if n.startswith("traceloop-legacy")),
+    *(n for n in SCENARIOS if n.startswith(("traceloop-legacy", "google-"))),
 )
 OVERLOADED = "__status_529__"
 PACKAGES = {  # by instrumentation: the packages whose versions are noted beside each file
