@@ -325,6 +325,19 @@ def test_the_anthropic_instrumentations_content_is_read_not_called_missing(name:
     assert all(len(c["spans"]) == 2 and c["scopes"][1].startswith("com.anthropic.sdk.python") for c in calls)
 
 
+def test_traceloops_oldest_names_read_alike(tmp_path: Path) -> None:
+    """Before gen_ai.prompt.N, traceloop wrote the same attributes as llm.prompts.N / llm.completions.N."""
+    path = tmp_path / "oldest.jsonl"
+    text = (DATA / "traceloop-legacy-openai.jsonl").read_text()
+    path.write_text(
+        text.replace('"gen_ai.prompt.', '"llm.prompts.').replace('"gen_ai.completion.', '"llm.completions.')
+    )
+    assert "gen_ai.prompt." not in path.read_text()
+    oldest, legacy = from_otel(path), from_otel(DATA / "traceloop-legacy-openai.jsonl")
+    assert [e.request for e in oldest.entries] == [e.request for e in legacy.entries]
+    assert [e.response for e in oldest.entries] == [e.response for e in legacy.entries]
+
+
 def test_openinference_keeps_the_request_body_the_sdk_was_given() -> None:
     spans, _ = read_export(DATA / "openinference-openai-stream.jsonl")
     given = [json.loads(s["attributes"]["input.value"]) for s in spans if "input.value" in s["attributes"]]
