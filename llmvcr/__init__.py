@@ -33,7 +33,7 @@ _LAZY = {
     "Entry": "cassette",
     "Request": "cassette",
     "Response": "cassette",
-    "load_cassette": "storage",
+    "load_cassette": "api",  # imported there with the in-place reader of other recorders' files
     "save_cassette": "writer",
     "register_matcher": "matching",
     "placeholder": "matching",
@@ -124,5 +124,5 @@ if TYPE_CHECKING:
     from .providers import Provider as Provider
     from .providers import register_provider as register_provider
     from .providers.function import patch_function as patch_function
-    from .storage import load_cassette as load_cassette
+    from .api import load_cassette as load_cassette
     from .writer import save_cassette as save_cassette

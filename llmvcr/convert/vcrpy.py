@@ -16,12 +16,13 @@ from __future__ import annotations
 import functools
 import json
 import os
-import re
 import warnings
 from typing import Any
 
 from ..cassette import Cassette, Entry
 from ..errors import CassetteFormatError, ConversionWarning
+from ..foreign import add_reader
+from ..foreign import foreign_format as foreign_format  # re-exported: the command line sniffs with it
 from ..http_request import Parsed
 from ..schema import LLMVCR_VERSION
 from . import cassetter, langchain_gz
@@ -53,22 +54,6 @@ def vcr_loader() -> Any:
         "tag:yaml.org,2002:python/tuple", lambda loader, node: list(loader.construct_sequence(node))
     )
     return VcrLoader
-
-
-# YAML's top-level key, or JSON's (vcrpy's json serializer writes "version" first, one key a line)
-_INTERACTIONS = re.compile(rb'^(?:interactions\s*:|\{?\s*"interactions"\s*:)', re.MULTILINE)
-_ENTRIES = re.compile(rb'^entries\s*:|"entries"\s*:', re.MULTILINE)
-
-
-def foreign_format(head: bytes) -> str | None:
-    """``"langchain-gz"`` or ``"vcrpy"`` when the start of a file is another recorder's cassette."""
-    if head[:2] == langchain_gz.GZIP_MAGIC:
-        return "langchain-gz"
-    if _ENTRIES.search(head):
-        return None
-    if _INTERACTIONS.search(head) or (head.lstrip()[:1] == b"{" and b'"interactions"' in head):
-        return "vcrpy"  # the second test: vcrpy's JSON written on one line
-    return None
 
 
 def read_document(path: str, data: bytes | None = None) -> Any:
@@ -185,3 +170,6 @@ def from_vcrpy(path: str | os.PathLike[str], data: bytes | None = None) -> Casse
     if left_out or notes:
         warnings.warn(f"{path}: " + "; ".join(left_out + notes), ConversionWarning, stacklevel=2)
     return cassette
+
+
+add_reader(("vcrpy", "langchain-gz"), from_vcrpy)  # storage reads these in place through it

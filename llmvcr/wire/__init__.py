@@ -132,6 +132,16 @@ def asks_stream(provider: str, request: Request) -> bool | None:
     return None if fmt is None else fmt.asks_stream(request)
 
 
+def model_of(provider: str, request: Request) -> str | None:
+    """The model a request names: its body's ``model``, or Gemini's path (``/models/{model}:method``)."""
+    body = request.body
+    if isinstance(body, dict) and body.get("model"):
+        return str(body["model"])
+    if provider == google.NAME:
+        return google.model_of(request.path)
+    return None
+
+
 def error_message(provider: str, body: Any) -> str | None:
     """The message an error body carries, in its provider's shape; None if it holds none."""
     fmt = lookup(provider)
@@ -227,6 +237,7 @@ __all__ = [
     "formats",
     "looks_like_sse",
     "lookup",
+    "model_of",
     "provider_of",
     "register",
     "response_streams",

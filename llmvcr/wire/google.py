@@ -28,6 +28,15 @@ STREAM_METHOD, PLAIN_METHOD = ":streamGenerateContent", ":generateContent"
 JSON = dict[str, Any]
 
 
+_MODEL = re.compile(r"/models/([^/:]+):")
+
+
+def model_of(path: str) -> str | None:
+    """The model a Gemini call names in its path."""
+    match = _MODEL.search(path)
+    return match.group(1) if match else None
+
+
 def asks_stream(request: Request) -> bool:
     """The path names ``:streamGenerateContent``."""
     return request.path.endswith(STREAM_METHOD)
