@@ -36,9 +36,10 @@ from ..cassette import Cassette, Entry, Request, Response
 from ..errors import CassetteFormatError, ConversionWarning
 from ..matching import default_request_hash
 from ..schema import LLMVCR_VERSION
+from ..wire.google import events_of as gemini_events
 from .neutral import JSON, digest
 from .otel_dialects import STREAMED, capture_switch
-from .otel_gemini import gemini_events, gemini_path, gemini_response
+from .otel_gemini import gemini_path, gemini_response
 from .otel_messages import json_attr, neutral_response, request_body
 from .otlp import genai_calls, read_export, scopes_of, source_name
 from .wire import anthropic_body, anthropic_events, chat_body, chat_events
@@ -107,7 +108,7 @@ def _entry(call: JSON, provider: str, streamed: bool | None, notes: list[str]) -
         if provider == "google":
             outputs = json_attr(attrs.get("gen_ai.output.messages")) or []
             answer = gemini_response(attrs, outputs, notes, rid or digest(body, outputs, n=22))
-            events = gemini_events(answer)
+            events = gemini_events(Request("POST", path, body=body, query=query), answer)
         elif provider == "anthropic":
             neutral = neutral_response(provider, attrs, notes)
             answer = anthropic_body(neutral, rid or "msg_" + digest(body, neutral))

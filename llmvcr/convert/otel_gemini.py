@@ -2,20 +2,18 @@
 
 The request is a ``models/{model}:generateContent`` body (``contents`` with ``user`` / ``model``
 turns, ``systemInstruction``, ``tools[].functionDeclarations``, ``generationConfig``) the way
-google-genai serialises one; the answer a ``GenerateContentResponse``, or, for a streamed call,
-the server-sent events of ``:streamGenerateContent?alt=sse``: one response per chunk, the last
-with the finish reason and the usage.
+google-genai serialises one; the answer a ``GenerateContentResponse`` (for a streamed call, the
+stream ``llmvcr.wire``'s Gemini grammar builds from it).
 """
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any
 
 from .neutral import JSON, parse_arguments
 
-__all__ = ["gemini_events", "gemini_path", "gemini_request", "gemini_response"]
+__all__ = ["gemini_path", "gemini_request", "gemini_response"]
 
 _FINISH = {  # semantic-convention finish reasons -> Gemini's
     "stop": "STOP",
@@ -138,31 +136,3 @@ def gemini_response(attrs: JSON, outputs: list[Any], notes: list[str], response_
         "modelVersion": str(attrs.get("gen_ai.response.model") or attrs.get("gen_ai.request.model") or ""),
         "responseId": response_id,
     }
-
-
-def gemini_events(response: JSON) -> list[JSON]:
-    """The stream of a response: its text in a few pieces, its other parts whole, the finish reason and
-    the usage on the last chunk."""
-    chunks: list[list[JSON]] = []
-    candidate = (response.get("candidates") or [{}])[0]
-    for part in (candidate.get("content") or {}).get("parts") or []:
-        text = part.get("text") if set(part) == {"text"} else None
-        if isinstance(text, str) and text:
-            words = text.split(" ")
-            pieces = [" ".join(words[i : i + 3]) for i in range(0, len(words), 3)]
-            chunks += [[{"text": p + (" " if n < len(pieces) - 1 else "")}] for n, p in enumerate(pieces)]
-        else:
-            chunks.append([part])
-    chunks = chunks or [[]]
-    events = []
-    for n, parts in enumerate(chunks):
-        last = n == len(chunks) - 1
-        piece: JSON = {"content": {"parts": parts, "role": "model"}, "index": 0}
-        if last and candidate.get("finishReason"):
-            piece["finishReason"] = candidate["finishReason"]
-        chunk: JSON = {"candidates": [piece], "modelVersion": response.get("modelVersion", "")}
-        if last:
-            chunk["usageMetadata"] = response.get("usageMetadata", {})
-        chunk["responseId"] = response.get("responseId", "")
-        events.append({"data": copy.deepcopy(chunk)})  # no part shared with the response body
-    return events
