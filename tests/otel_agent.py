@@ -7,6 +7,7 @@ for, send its result back, return the final answer. Nothing here knows about llm
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 TASK = "What is the weather in Paris?"
@@ -100,20 +101,23 @@ def _streamed_completion(client: Any, **kwargs: Any) -> tuple[str | None, list[d
     return "".join(text) or None, tool_calls, finish
 
 
-def openai_agent(client: Any, *, streamed: bool = False) -> str:
-    """A tool call, then a final answer, through ``chat.completions.create`` (streamed or not)."""
+def openai_agent(client: Any, *, streamed: bool | Sequence[bool] = False) -> str:
+    """A tool call, then a final answer, through ``chat.completions.create`` (streamed or not; a
+    sequence says it per turn)."""
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": SYSTEM},
         {"role": "user", "content": TASK},
     ]
+    turns = iter(streamed) if isinstance(streamed, Sequence) else None
     while True:
+        stream_this = next(turns) if turns is not None else streamed
         kwargs = {
             "model": OPENAI_MODEL,
             "max_tokens": MAX_TOKENS,
             "messages": messages,
             "tools": [OPENAI_TOOL],
         }
-        if streamed:
+        if stream_this:
             content, tool_calls, finish = _streamed_completion(client, **kwargs)
         else:
             choice = client.chat.completions.create(**kwargs).choices[0]
@@ -139,4 +143,59 @@ def openai_agent(client: Any, *, streamed: bool = False) -> str:
                 "content": get_weather(**json.loads(call["function"]["arguments"])),
             }
             for call in tool_calls
+        )
+
+
+GEMINI_MODEL = "gemini-2.5-flash"
+
+
+def google_agent(client: Any, *, streamed: bool = False) -> str:
+    """A tool call, then a final answer, through google-genai's ``generate_content`` (or its stream)."""
+    from google.genai import types
+
+    config = types.GenerateContentConfig(
+        system_instruction=SYSTEM,
+        max_output_tokens=MAX_TOKENS,
+        tools=[
+            types.Tool(
+                function_declarations=[
+                    types.FunctionDeclaration(
+                        name=TOOL["name"],
+                        description=TOOL["description"],
+                        parameters_json_schema=TOOL["input_schema"],
+                    )
+                ]
+            )
+        ],
+        automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
+    )
+    contents: list[Any] = [types.Content(role="user", parts=[types.Part.from_text(text=TASK)])]
+    while True:
+        if streamed:
+            parts = [
+                part
+                for chunk in client.models.generate_content_stream(
+                    model=GEMINI_MODEL, contents=contents, config=config
+                )
+                for candidate in chunk.candidates or []
+                for part in (candidate.content.parts if candidate.content else None) or []
+            ]
+        else:
+            reply = client.models.generate_content(model=GEMINI_MODEL, contents=contents, config=config)
+            content = reply.candidates[0].content
+            parts = list(content.parts or []) if content else []
+        contents.append(types.Content(role="model", parts=parts))
+        calls = [p.function_call for p in parts if p.function_call]
+        if not calls:
+            return "".join(p.text or "" for p in parts)
+        contents.append(
+            types.Content(
+                role="user",
+                parts=[
+                    types.Part.from_function_response(
+                        name=str(call.name), response={"result": get_weather(**(call.args or {}))}
+                    )
+                    for call in calls
+                ],
+            )
         )

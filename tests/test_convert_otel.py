@@ -20,7 +20,7 @@ import openai
 import pytest
 from conftest import ANTHROPIC_SENTINEL, OPENAI_SENTINEL
 from llm_server import LLMServer
-from otel_agent import anthropic_agent, openai_agent
+from otel_agent import anthropic_agent, google_agent, openai_agent
 
 import llmvcr
 from llmvcr.convert import ConversionWarning
@@ -102,20 +102,39 @@ def test_openai_agent_replays_from_its_trace(name: str, server: LLMServer, no_ne
 def test_a_streamed_openai_call_is_a_stream_when_the_user_says_so(
     server: LLMServer, no_network: list[Any]
 ) -> None:
-    """openai-v2 records no sign of streaming: each entry warns, and stream=True writes chunk streams."""
-    with pytest.warns(ConversionWarning) as caught:
-        plain = from_otel(DATA / "openai-agent-stream.jsonl")
-    unsaid = [str(w.message) for w in caught if "whether this call was streamed" in str(w.message)]
-    assert len(unsaid) == 2 and all(e.response.stream is None for e in plain.entries)
+    """openai-v2 records no sign of streaming: stream=True writes chunk streams for every call."""
     with pytest.warns(ConversionWarning) as caught:
         cassette = from_otel(DATA / "openai-agent-stream.jsonl", stream=True)
     assert not [w for w in caught if "whether this call was streamed" in str(w.message)]
     assert all(e.request.body["stream"] and e.response.stream for e in cassette.entries)
+    assert not any(e.response.as_asked for e in cassette.entries)
     client = openai.OpenAI(api_key=OPENAI_SENTINEL, base_url=server.url + "/v1", max_retries=0)
     answer = replay(
         cassette, client, lambda c: openai_agent(c, streamed=True), server, no_network, ignore=["tools"]
     )
     assert answer == exported_answer("openai-agent-stream") == ANSWER
+
+
+@pytest.mark.parametrize("name", ["openai-agent", "openai-agent-stream", "openai-agent-events"])
+def test_a_call_the_trace_does_not_say_streamed_replays_as_the_app_asks(
+    name: str, server: LLMServer, no_network: list[Any], tmp_path: Path
+) -> None:
+    """openai-v2 records nothing that says a call streamed: each entry is the plain call marked
+    as_asked, and a session mixing a plain call and a stream=True call replays through the real SDK."""
+    with pytest.warns(ConversionWarning) as caught:
+        cassette = from_otel(DATA / f"{name}.jsonl")
+    assert not [w for w in caught if "was streamed" in str(w.message)]
+    assert all(e.response.as_asked and e.response.stream is None for e in cassette.entries)
+    assert all("stream" not in e.request.body for e in cassette.entries)
+    path = tmp_path / "session.yaml"
+    llmvcr.save_cassette(path, cassette)
+    assert path.read_text().count("as_asked: true") == 2  # the mark survives the file
+    client = openai.OpenAI(api_key=OPENAI_SENTINEL, base_url=server.url + "/v1", max_retries=0)
+    for turns in ([False, True], [True, False]):
+        answer = replay(
+            path, client, lambda c, t=turns: openai_agent(c, streamed=t), server, no_network, ignore=["tools"]
+        )
+        assert answer == ANSWER
 
 
 def test_openai_strict_replay_without_ignore_names_the_missing_tools(
@@ -244,3 +263,255 @@ def test_a_failed_call_replays_as_the_same_sdk_error(server: LLMServer, no_netwo
             cassette, client, lambda c: anthropic_agent(c, tool_result="__status_529__"), server, no_network
         )
     assert raised.value.status_code == 529 and type(raised.value).__name__ == "OverloadedError"
+
+
+# -- the dialects real instrumentations write (versions in versions.json) -------------------------
+# name: (provider, the instrumentation scopes of each call)
+DIALECTS = {
+    "traceloop-legacy-anthropic": ("anthropic", ["opentelemetry.instrumentation.anthropic 0.47.5"]),
+    "traceloop-legacy-anthropic-stream": ("anthropic", ["opentelemetry.instrumentation.anthropic 0.47.5"]),
+    "traceloop-legacy-openai": ("openai", ["opentelemetry.instrumentation.openai.v1 0.47.5"]),
+    "traceloop-legacy-openai-stream": ("openai", ["opentelemetry.instrumentation.openai.v1 0.47.5"]),
+    "traceloop-openai": ("openai", ["opentelemetry.instrumentation.openai.v1 0.62.4"]),
+    "traceloop-openai-stream": ("openai", ["opentelemetry.instrumentation.openai.v1 0.62.4"]),
+    "openinference-openai": ("openai", ["openinference.instrumentation.openai 0.1.66"]),
+    "openinference-openai-stream": ("openai", ["openinference.instrumentation.openai 0.1.66"]),
+    "openinference-anthropic": ("anthropic", ["openinference.instrumentation.anthropic 3.1.0"]),
+    "openinference-anthropic-stream": ("anthropic", ["openinference.instrumentation.anthropic 3.1.0"]),
+    "logfire-openai": ("openai", ["logfire.openai 5.4.0"]),
+    "logfire-openai-stream": ("openai", ["logfire.openai 5.4.0"]),
+    "logfire-anthropic": ("anthropic", ["logfire.anthropic 5.4.0"]),
+    "logfire-anthropic-stream": ("anthropic", ["logfire.anthropic 5.4.0"]),
+}
+
+
+def agent_of(provider: str, server: LLMServer, streamed: bool) -> tuple[Any, Any]:
+    """The real SDK client at the loopback server, and the agent that drives it."""
+    if provider == "anthropic":
+        client: Any = anthropic.Anthropic(api_key=ANTHROPIC_SENTINEL, base_url=server.url, max_retries=0)
+        return client, lambda c: anthropic_agent(c, streamed=streamed)
+    client = openai.OpenAI(api_key=OPENAI_SENTINEL, base_url=server.url + "/v1", max_retries=0)
+    return client, lambda c: openai_agent(c, streamed=streamed)
+
+
+@pytest.mark.parametrize("name", list(DIALECTS))
+def test_each_dialect_replays_its_agent_strictly(name: str, server: LLMServer, no_network: list[Any]) -> None:
+    """traceloop's gen_ai.prompt.N, OpenInference's llm.input_messages.N and Logfire's streamed calls
+    become the requests the agent sends, byte for byte in what the fingerprint covers, streamed or not
+    as the trace says."""
+    provider, scopes = DIALECTS[name]
+    streamed = name.endswith("stream")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cassette = from_otel(DATA / f"{name}.jsonl")
+    assert not [w for w in caught if "whether this call was streamed" in str(w.message)]
+    assert [e.provider for e in cassette.entries] == [provider, provider]
+    assert [e.response.stream is not None for e in cassette.entries] == [streamed, streamed]
+    assert [bool(e.request.body.get("stream")) for e in cassette.entries] == [streamed, streamed]
+    assert [c["scopes"][0] for c in cassette.metadata["otel"]["calls"]] == [scopes[0]] * 2
+    client, agent = agent_of(provider, server, streamed)
+    assert replay(cassette, client, agent, server, no_network) == ANSWER
+
+
+@pytest.mark.parametrize("name", ["openinference-anthropic", "traceloop-legacy-anthropic"])
+def test_the_anthropic_instrumentations_content_is_read_not_called_missing(name: str) -> None:
+    """Both hold the content beside the anthropic SDK's own (content-less) spans: no capture error."""
+    cassette = from_otel(DATA / f"{name}.jsonl")
+    first, second = (e.request.body for e in cassette.entries)
+    assert first["system"] == "You are a weather bot." and first["max_tokens"] == 256
+    assert first["messages"] == [{"role": "user", "content": "What is the weather in Paris?"}]
+    assert second["messages"][2]["content"][0]["tool_use_id"] == second["messages"][1]["content"][1]["id"]
+    calls = cassette.metadata["otel"]["calls"]
+    assert all(len(c["spans"]) == 2 and c["scopes"][1].startswith("com.anthropic.sdk.python") for c in calls)
+
+
+def test_traceloops_oldest_names_read_alike(tmp_path: Path) -> None:
+    """Before gen_ai.prompt.N, traceloop wrote the same attributes as llm.prompts.N / llm.completions.N."""
+    path = tmp_path / "oldest.jsonl"
+    text = (DATA / "traceloop-legacy-openai.jsonl").read_text()
+    path.write_text(
+        text.replace('"gen_ai.prompt.', '"llm.prompts.').replace('"gen_ai.completion.', '"llm.completions.')
+    )
+    assert "gen_ai.prompt." not in path.read_text()
+    oldest, legacy = from_otel(path), from_otel(DATA / "traceloop-legacy-openai.jsonl")
+    assert [e.request for e in oldest.entries] == [e.request for e in legacy.entries]
+    assert [e.response for e in oldest.entries] == [e.response for e in legacy.entries]
+
+
+def test_openinference_keeps_the_request_body_the_sdk_was_given() -> None:
+    spans, _ = read_export(DATA / "openinference-openai-stream.jsonl")
+    given = [json.loads(s["attributes"]["input.value"]) for s in spans if "input.value" in s["attributes"]]
+    cassette = strictly("openinference-openai-stream")
+    assert [e.request.body for e in cassette.entries] == given
+    assert given[0]["stream_options"] == {"include_usage": True}
+
+
+def test_the_anthropic_sdks_own_spans_in_content_mode_are_a_trace() -> None:
+    """anthropic 2.17 with ANTHROPIC_OPEN_TELEMETRY_TRACES_CONTENT_MODE=content: messages, no tools."""
+    with pytest.warns(ConversionWarning, match="tool definitions"):
+        cassette = from_otel(DATA / "anthropic-sdk-only.jsonl")
+    assert [e.response.stream for e in cassette.entries] == [None, None]  # the SDK says: not streamed
+    assert cassette.entries[1].response.body["content"][0]["text"] == ANSWER
+    assert cassette.metadata["otel"]["calls"][0]["scopes"] == ["com.anthropic.sdk.python 2.17.0"]
+
+
+def test_a_session_mixing_plain_and_streamed_calls_keeps_each_as_it_was(
+    server: LLMServer, no_network: list[Any]
+) -> None:
+    """No all-or-nothing stream=: each call is written as its own span says."""
+    documents = [
+        json.loads(line)
+        for name in ("openinference-openai", "openinference-openai-stream")
+        for line in (DATA / f"{name}.jsonl").read_text().splitlines()
+    ]
+    with pytest.warns(ConversionWarning, match="2 traces"):
+        cassette = from_otel(documents)
+    assert [e.response.stream is not None for e in cassette.entries] == [False, False, True, True]
+    client = openai.OpenAI(api_key=OPENAI_SENTINEL, base_url=server.url + "/v1", max_retries=0)
+    replaying = llmvcr.create_replay_adapter(cassette, client)
+    assert openai_agent(replaying) == openai_agent(replaying, streamed=True) == ANSWER
+    assert no_network == []
+    # stream= still overrides every call
+    with pytest.warns(ConversionWarning):
+        every = from_otel(documents, stream=True)
+    assert all(e.response.stream for e in every.entries)
+
+
+# -- google-genai ----------------------------------------------------------------------------------
+def test_google_genai_spans_become_gemini_entries() -> None:
+    """opentelemetry-instrumentation-google-genai: generateContent and its stream, as the SDK sends them."""
+    plain = strictly("google-agent")
+    streamed = strictly("google-agent-stream")
+    for cassette, method in ((plain, "generateContent"), (streamed, "streamGenerateContent")):
+        assert [e.provider for e in cassette.entries] == ["google", "google"]
+        assert {e.request.path for e in cassette.entries} == {f"/v1beta/models/gemini-2.5-flash:{method}"}
+    assert [e.request.query for e in streamed.entries] == [(("alt", "sse"),)] * 2
+    first, second = (e.request.body for e in plain.entries)
+    # what google-genai 2.34 sent for the agent's two calls (tools left out: see below)
+    assert first["contents"] == [{"parts": [{"text": "What is the weather in Paris?"}], "role": "user"}]
+    assert second["contents"][1:] == [
+        {"parts": [{"functionCall": {"args": {"city": "Paris"}, "name": "get_weather"}}], "role": "model"},
+        {
+            "parts": [{"functionResponse": {"name": "get_weather", "response": {"result": "18C, sunny"}}}],
+            "role": "user",
+        },
+    ]
+    assert first["systemInstruction"] == {"parts": [{"text": "You are a weather bot."}], "role": "user"}
+    assert first["generationConfig"] == {"maxOutputTokens": 256}
+    assert first["tools"][0]["functionDeclarations"][0]["name"] == "get_weather"
+    call = plain.entries[0].response.body["candidates"][0]
+    assert call["content"]["parts"] == [{"functionCall": {"args": {"city": "Paris"}, "name": "get_weather"}}]
+    events = streamed.entries[1].response.stream or []
+    text = "".join(p["text"] for e in events for p in e["data"]["candidates"][0]["content"]["parts"])
+    assert text == 'The tool said: {"result": "18C, sunny"}'
+    assert events[-1]["data"]["candidates"][0]["finishReason"] == "STOP"
+    assert events[-1]["data"]["usageMetadata"]["promptTokenCount"] == 149
+
+
+def test_a_google_genai_trace_replays_through_google_genai(
+    server: LLMServer, no_network: list[Any], tmp_path: Path
+) -> None:
+    """The traces were made with google-genai 2.34 (its instrumentation takes < 3), which calls
+    /v1beta; 3.x calls /v1: replayed in sequence, plain and streamed."""
+    from google import genai
+    from google.genai import types
+
+    client = genai.Client(api_key="placeholder", http_options=types.HttpOptions(base_url=server.url))
+    for name in ("google-agent", "google-agent-stream"):
+        path = tmp_path / f"{name}.yaml"
+        llmvcr.save_cassette(path, strictly(name))
+        before = server.request_count
+        with llmvcr.use_cassette(path, record_mode="none", mode="sequential"):
+            answer = google_agent(client, streamed=name.endswith("stream"))
+        assert answer == 'The tool said: {"result": "18C, sunny"}'
+        assert server.request_count == before and no_network == []
+
+
+# -- a trace without content, or without a model call, is an error that says what was seen ---------
+@pytest.mark.parametrize(
+    ("name", "scope", "switch"),
+    [
+        (
+            "anthropic-content-off",
+            "opentelemetry.instrumentation.anthropic 0.62.4",
+            "TRACELOOP_TRACE_CONTENT=true",
+        ),
+        (
+            "anthropic-content-off",
+            "com.anthropic.sdk.python 2.16.0",
+            "ANTHROPIC_OPEN_TELEMETRY_TRACES_CONTENT_MODE",
+        ),
+        (
+            "openai-content-off",
+            "opentelemetry.util.genai.handler 1.1b0",
+            "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=span_only",
+        ),
+        (
+            "google-content-off",
+            "opentelemetry.instrumentation.google_genai 1.3b0",
+            "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=span_only",
+        ),
+        (
+            "openinference-content-off",
+            "openinference.instrumentation.openai 0.1.66",
+            "OPENINFERENCE_HIDE_INPUTS",
+        ),
+        (
+            "traceloop-legacy-content-off",
+            "opentelemetry.instrumentation.openai.v1 0.47.5",
+            "TRACELOOP_TRACE_CONTENT=true",
+        ),
+    ],
+)
+def test_the_content_capture_error_names_the_instrumentation_and_its_switch(
+    name: str, scope: str, switch: str
+) -> None:
+    with pytest.raises(CassetteFormatError, match="without message content") as raised:
+        from_otel(DATA / f"{name}.jsonl")
+    assert f"{scope}: {switch}" in str(raised.value) and name in str(raised.value)
+
+
+def test_a_trace_of_no_model_call_is_an_error_naming_what_it_held(tmp_path: Path) -> None:
+    documents = [json.loads(line) for line in (DATA / "openai-agent.jsonl").read_text().splitlines()]
+    for resource in documents[0]["resourceSpans"]:
+        for scope in resource["scopeSpans"]:
+            scope["spans"] = [s for s in scope["spans"] if s["name"] == "handle /ask"]
+    path = tmp_path / "web.jsonl"
+    path.write_text(json.dumps(documents[0]) + "\n")
+    with pytest.raises(CassetteFormatError, match="no model call") as raised:
+        from_otel(path)
+    assert str(path) in str(raised.value) and "1 spans from weather-agent" in str(raised.value)
+
+
+def unsupported_trace(tmp_path: Path) -> Path:
+    """The google-genai trace with its provider renamed to one llmvcr does not replay."""
+    path = tmp_path / "bedrock.jsonl"
+    path.write_text((DATA / "google-agent.jsonl").read_text().replace('"gemini"', '"aws.bedrock"'))
+    return path
+
+
+def test_a_trace_of_unsupported_calls_is_an_error_not_an_empty_cassette(tmp_path: Path) -> None:
+    path = unsupported_trace(tmp_path)
+    with pytest.warns(ConversionWarning, match="not supported"), pytest.raises(CassetteFormatError) as raised:
+        from_otel(path)
+    message = str(raised.value)
+    assert str(path) in message and "'aws.bedrock'" in message
+    assert "opentelemetry.instrumentation.google_genai 1.3b0" in message and "3 spans" in message
+
+
+def test_the_cli_fails_on_a_trace_that_yields_nothing_and_converts_gemini(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from llmvcr.cli import main
+
+    out = tmp_path / "out.yaml"
+    status = main(
+        ["convert", str(unsupported_trace(tmp_path)), "--from", "otel", "--to", "llmvcr-yaml", "-o", str(out)]
+    )
+    err = capsys.readouterr().err
+    assert status != 0 and "bedrock.jsonl" in err and "no" in err and not out.exists()
+    status = main(
+        ["convert", str(DATA / "google-agent.jsonl"), "--from", "otel", "--to", "llmvcr-yaml", "-o", str(out)]
+    )
+    assert status == 0 and "2 entries" in capsys.readouterr().out
+    assert [e.provider for e in llmvcr.load_cassette(out).entries] == ["google", "google"]

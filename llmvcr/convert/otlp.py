@@ -18,8 +18,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..errors import CassetteFormatError
+from .otel_dialects import fold_logfire_streams, normalise
 
-__all__ = ["any_value", "attributes", "genai_calls", "is_otlp", "read_export", "source_name"]
+__all__ = ["any_value", "attributes", "genai_calls", "is_otlp", "read_export", "scopes_of", "source_name"]
 
 JSON = dict[str, Any]
 
@@ -92,7 +93,8 @@ def read_export(source: Any) -> tuple[list[JSON], list[JSON]]:
     """Every span and log record of an export (a path, a parsed document or a list of them).
 
     Each keeps its OTLP fields (``traceId``, ``spanId``, ``startTimeUnixNano``, ``status``...) with
-    ``attributes`` turned into a dict; a span also gets ``scope``, its instrumentation's name.
+    ``attributes`` turned into a dict; a span also gets ``scope`` and ``scope_version``, its
+    instrumentation's name and version.
     """
     where = source_name(source)
     spans: list[JSON] = []
@@ -100,9 +102,14 @@ def read_export(source: Any) -> tuple[list[JSON], list[JSON]]:
     for document in _documents(source, where):
         for resource in document.get("resourceSpans") or []:
             for scope in resource.get("scopeSpans") or resource.get("instrumentationLibrarySpans") or []:
-                name = (scope.get("scope") or scope.get("instrumentationLibrary") or {}).get("name", "")
+                library = scope.get("scope") or scope.get("instrumentationLibrary") or {}
                 spans.extend(
-                    {**span, "attributes": attributes(span.get("attributes") or []), "scope": name}
+                    {
+                        **span,
+                        "attributes": attributes(span.get("attributes") or []),
+                        "scope": str(library.get("name", "")),
+                        "scope_version": str(library.get("version", "")),
+                    }
                     for span in scope.get("spans") or []
                 )
         for resource in document.get("resourceLogs") or []:
@@ -198,10 +205,19 @@ def _fold_bare(groups: list[list[JSON]]) -> None:
             group.clear()
 
 
+def scopes_of(spans: list[JSON]) -> list[str]:
+    """The instrumentations behind ``spans``, as ``name version``, each once, in order of appearance."""
+    return list(
+        dict.fromkeys(f"{s.get('scope') or '?'} {s.get('scope_version') or ''}".strip() for s in spans)
+    )
+
+
 def genai_calls(spans: list[JSON], logs: list[JSON]) -> list[JSON]:
     """The chat spans, one per model call, in start order, with the content their log records and
     span events carry merged into ``attributes``; spans naming the same ``gen_ai.response.id`` (an
-    SDK's own span and an instrumentation's) are one call, listed in ``merged``."""
+    SDK's own span and an instrumentation's) are one call, listed in ``merged``, its instrumentations
+    in ``scopes``. Each span is first read into the current semantic conventions
+    (:func:`~llmvcr.convert.otel_dialects.normalise`)."""
     records = [
         {
             **r,
@@ -219,6 +235,9 @@ def genai_calls(spans: list[JSON], logs: list[JSON]) -> list[JSON]:
         for s in spans
         for e in s.get("events") or []
     ]
+    for span in spans:
+        normalise(span)
+    spans = fold_logfire_streams(spans)
     by_span: dict[str, list[JSON]] = {}
     for record in sorted(records, key=lambda r: r["at"]):
         if record.get("spanId"):
@@ -245,6 +264,13 @@ def genai_calls(spans: list[JSON], logs: list[JSON]) -> list[JSON]:
         merged: JSON = {}
         for span in group:
             merged.update({k: v for k, v in span["attributes"].items() if k not in merged})
-        calls.append({**group[0], "attributes": merged, "merged": [s.get("spanId") for s in group]})
+        calls.append(
+            {
+                **group[0],
+                "attributes": merged,
+                "merged": [s.get("spanId") for s in group],
+                "scopes": scopes_of(group),
+            }
+        )
     calls.sort(key=lambda s: int(s.get("startTimeUnixNano") or 0))
     return calls
