@@ -1,0 +1,110 @@
+"""The pytest side of keeping cassettes fresh: the flags for unplayed entries and expiry, and the
+usage and cost per test (``--llmvcr-usage-json``).
+
+Registered by the llmvcr plugin (``pytest_plugin``); the checks themselves are in
+``llmvcr.freshness``. The flags override every cassette's own setting, as
+``--llmvcr-record-mode`` does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from . import _active, freshness
+from ._summary import RunSummary
+from .age import EXPIRY_POLICIES, UNPLAYED_POLICIES, parse_age
+from .spend import Ledger
+
+__all__ = ["FreshPlugin", "addoption"]
+
+
+def _age(value: str) -> Any:
+    try:
+        return parse_age(value)
+    except ValueError as err:
+        raise pytest.UsageError(f"--llmvcr-max-age: {err}") from None
+
+
+def addoption(group: Any) -> None:
+    """The flags, in llmvcr's option group."""
+    group.addoption(
+        "--llmvcr-on-unplayed",
+        choices=UNPLAYED_POLICIES,
+        default=None,
+        help="a passing test that left recorded entries unused: warn (default), fail, or ignore",
+    )
+    group.addoption(
+        "--llmvcr-max-age",
+        default=None,
+        metavar="AGE",
+        help="a cassette recorded longer ago than AGE ('30d', '12h', '2w') is expired",
+    )
+    group.addoption(
+        "--llmvcr-expiry",
+        choices=EXPIRY_POLICIES,
+        default=None,
+        help="what an expired cassette does: warn (default), fail, or re-record (never on CI, "
+        "where it warns)",
+    )
+    group.addoption(
+        "--llmvcr-usage-json",
+        default=None,
+        metavar="PATH",
+        help="write the tokens and list-price dollars each test replayed and recorded to PATH (JSON)",
+    )
+
+
+class FreshPlugin:
+    """Sets the run's freshness policy from the flags, names the running test in messages, and
+    hands findings to the end-of-run summary."""
+
+    def __init__(self, config: pytest.Config, stats: RunSummary | None) -> None:
+        self.config = config
+        self.stats = stats
+        self.saved = (freshness.policy.on_unplayed, freshness.policy.max_age, freshness.policy.expiry)
+        max_age = config.getoption("llmvcr_max_age")
+        freshness.policy.on_unplayed = config.getoption("llmvcr_on_unplayed") or freshness.policy.on_unplayed
+        freshness.policy.max_age = _age(max_age) if max_age else freshness.policy.max_age
+        freshness.policy.expiry = config.getoption("llmvcr_expiry") or freshness.policy.expiry
+        self.outer = freshness.swap_listeners([stats.on_finding] if stats is not None else [])
+        self.ledger = Ledger()
+        _active.add_listener(self.ledger.on_session)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        freshness.policy.test = self.ledger.test = item.nodeid
+
+    def pytest_runtest_logfinish(self) -> None:
+        freshness.policy.test = self.ledger.test = ""
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        workeroutput = getattr(session.config, "workeroutput", None)
+        if workeroutput is not None:  # a pytest-xdist worker: the controller reports
+            workeroutput["llmvcr_usage"] = self.ledger.as_json()
+            return
+        path = self.config.getoption("llmvcr_usage_json")
+        if path:
+            self.ledger.write(path)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        data = getattr(node, "workeroutput", {}).get("llmvcr_usage")
+        if data:
+            self.ledger.merge(data)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        for line in self.ledger.lines():
+            terminalreporter.write_line(line)
+        path = self.config.getoption("llmvcr_usage_json")
+        if path:
+            terminalreporter.write_line(f"llmvcr: usage and cost per test written to {path}")
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        policy = freshness.policy
+        policy.on_unplayed, policy.max_age, policy.expiry = self.saved
+        policy.test = ""
+        freshness.swap_listeners(self.outer)
+        _active.remove_listener(self.ledger.on_session)
