@@ -15,7 +15,8 @@
     │   └── ForeignCassetteError         another tool's cassette (vcrpy) where an llmvcr one was expected
     ├── CassetteWriteError               (also OSError) a cassette could not be written; names the file
     ├── UnplayedEntriesError             on_unplayed="fail": a passing test left recorded entries unused
-    ├── ExpiredCassetteError             expiry="fail" (or re-record on CI): a cassette older than max_age
+    ├── ExpiredCassetteError             expiry="fail": a cassette older than max_age
+    ├── RecordBudgetSpent                --llmvcr-record-budget: this cassette would record past the budget
     └── CommandError                     the ``llmvcr`` command cannot go on
 
     UserWarning
@@ -173,6 +174,11 @@ class UnplayedEntriesError(LLMVCRError):
 
 class ExpiredCassetteError(LLMVCRError):
     """``expiry="fail"``: the cassette was recorded longer ago than ``max_age``."""
+
+
+class RecordBudgetSpent(LLMVCRError):
+    """``--llmvcr-record-budget``: the cassette would record, and its cost does not fit in what is left
+    (checked before it opens: a cassette is recorded whole or not at all)."""
 
 
 class UnplayedEntriesWarning(UserWarning):

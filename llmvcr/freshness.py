@@ -71,6 +71,8 @@ class RunPolicy:
     max_age: timedelta | None = None
     expiry: str | None = None
     test: str = ""
+    # (path, record mode, file exists, test) before a cassette opens; raises to refuse (a budget)
+    gate: Callable[[str, str, bool, str], None] | None = None
     now: Callable[[], datetime] = field(default=lambda: datetime.now(timezone.utc), repr=False)
 
 
@@ -123,11 +125,19 @@ def rerecord_command(path: str) -> str:
 # -- expiry ------------------------------------------------------------------------------------------
 def at_open(path: str, options: Options) -> str | None:
     """Check the cassette at ``path`` for expiry before it opens; the record mode to open it with
-    (``"all"`` to re-record it) or None. Warns, or raises ``ExpiredCassetteError``."""
+    (``"all"`` to re-record it) or None. Warns, or raises ``ExpiredCassetteError``; the run's
+    ``gate`` (a record budget) may refuse it."""
+    mode = settings.record_mode or options.record_mode or settings.default_record_mode
+    override = _expiry(path, options, mode)
+    if policy.gate is not None:
+        policy.gate(path, override or mode, os.path.exists(path), policy.test)
+    return override
+
+
+def _expiry(path: str, options: Options, mode: str) -> str | None:
     max_age = policy.max_age or options.max_age
     if max_age is None:
         return None
-    mode = settings.record_mode or options.record_mode or settings.default_record_mode
     if mode == "all":  # re-recorded anyway
         return None
     try:
@@ -155,7 +165,7 @@ def at_open(path: str, options: Options) -> str | None:
         _tell(Finding("expired", path, test, recorded, "failed"))
         raise ExpiredCassetteError(message)
     _tell(Finding("expired", path, test, recorded, "warned"))
-    warnings.warn(message, ExpiredCassetteWarning, stacklevel=3)
+    warnings.warn(message, ExpiredCassetteWarning, stacklevel=4)
     return None
 
 

@@ -1,5 +1,6 @@
-"""The pytest side of keeping cassettes fresh: the flags for unplayed entries and expiry, and the
-usage and cost per test (``--llmvcr-usage-json``).
+"""The pytest side of keeping cassettes fresh: the flags for unplayed entries and expiry, the usage
+and cost per test (``--llmvcr-usage-json``), the re-record plan (``--llmvcr-plan``) and the record
+budget (``--llmvcr-record-budget``).
 
 Registered by the llmvcr plugin (``pytest_plugin``); the checks themselves are in
 ``llmvcr.freshness``. The flags override every cassette's own setting, as
@@ -15,7 +16,11 @@ import pytest
 from . import _active, freshness
 from ._summary import RunSummary
 from .age import EXPIRY_POLICIES, UNPLAYED_POLICIES, parse_age
+from .errors import CassetteNotFoundError, RecordBudgetSpent, ReplayDivergence
+from .options import settings
+from .plan import Budget, Plan, missing_path
 from .spend import Ledger
+from .usage import PRICES_HINT, prices_available
 
 __all__ = ["FreshPlugin", "addoption"]
 
@@ -54,6 +59,21 @@ def addoption(group: Any) -> None:
         metavar="PATH",
         help="write the tokens and list-price dollars each test replayed and recorded to PATH (JSON)",
     )
+    group.addoption(
+        "--llmvcr-plan",
+        action="store_true",
+        default=False,
+        help="replay only, and print what needs re-recording (missing, diverging, expired, unplayed), "
+        "grouped by cause with the estimated live cost of each group",
+    )
+    group.addoption(
+        "--llmvcr-record-budget",
+        type=float,
+        default=None,
+        metavar="USD",
+        help="record cassettes only until USD list-price dollars are spent; later ones are skipped "
+        "and named (a cassette is recorded whole or not at all)",
+    )
 
 
 class FreshPlugin:
@@ -71,6 +91,21 @@ class FreshPlugin:
         self.outer = freshness.swap_listeners([stats.on_finding] if stats is not None else [])
         self.ledger = Ledger()
         _active.add_listener(self.ledger.on_session)
+        self.saved_mode, self.saved_gate = settings.record_mode, freshness.policy.gate
+        self.plan: Plan | None = None
+        if config.getoption("llmvcr_plan"):  # replay only; findings are collected, never acted on
+            self.plan = Plan()
+            settings.record_mode = "none"
+            freshness.policy.expiry = "warn"
+            freshness.policy.on_unplayed = "warn"
+            freshness.add_listener(self.plan.on_finding)
+        usd = config.getoption("llmvcr_record_budget")
+        self.budget: Budget | None = None
+        if usd is not None:
+            if not prices_available():
+                raise pytest.UsageError(f"--llmvcr-record-budget needs list prices; {PRICES_HINT}")
+            self.budget = Budget(usd, self.ledger.spent)
+            freshness.policy.gate = self.budget.gate
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
@@ -88,6 +123,29 @@ class FreshPlugin:
         if path:
             self.ledger.write(path)
 
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+        outcome = yield
+        excinfo = call.excinfo
+        if excinfo is None:
+            return
+        report = outcome.get_result()
+        if excinfo.errisinstance(RecordBudgetSpent):  # not a failure: the run chose not to pay for it
+            report.outcome = "skipped"
+            report.longrepr = (str(item.path), item.location[1] or 0, f"Skipped: {excinfo.value}")
+        if self.plan is None:
+            return
+        if excinfo.errisinstance(ReplayDivergence):
+            error = excinfo.value
+            assert isinstance(error, ReplayDivergence)
+            first = error.diff[0] if error.diff else None
+            detail = f"{first[0]}: recorded {first[1]!r}, now {first[2]!r}"[:90] if first else ""
+            self.plan.add("diverging", error.cassette_path, item.nodeid, detail)
+        elif excinfo.errisinstance(CassetteNotFoundError):
+            path = missing_path(str(excinfo.value))
+            if path:
+                self.plan.add("missing", path, item.nodeid)
+
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         data = getattr(node, "workeroutput", {}).get("llmvcr_usage")
@@ -96,7 +154,12 @@ class FreshPlugin:
 
     @pytest.hookimpl(trylast=True)
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        for line in self.ledger.lines():
+        lines = self.ledger.lines()
+        if self.budget is not None:
+            lines += self.budget.lines()
+        if self.plan is not None:
+            lines += self.plan.lines()
+        for line in lines:
             terminalreporter.write_line(line)
         path = self.config.getoption("llmvcr_usage_json")
         if path:
@@ -107,4 +170,5 @@ class FreshPlugin:
         policy.on_unplayed, policy.max_age, policy.expiry = self.saved
         policy.test = ""
         freshness.swap_listeners(self.outer)
+        settings.record_mode, freshness.policy.gate = self.saved_mode, self.saved_gate
         _active.remove_listener(self.ledger.on_session)
