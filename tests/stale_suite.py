@@ -27,11 +27,14 @@ STAGE = json.loads(STAGE_FILE.read_text()) if STAGE_FILE.exists() else {}
 CASES = [f"case{i:02d}" for i in range(int(os.environ.get("SUITE_SIZE", "24")))]
 
 
-def ask(case, text):
+def ask(case, text, stream=False):
     if int(case[4:]) % 2 == 0:
         client = anthropic.Anthropic(api_key="sk-ant-suite-key-000", base_url=URL, max_retries=0)
-        reply = client.messages.create(model="claude-sonnet-4-5", max_tokens=64,
-                                       messages=[{"role": "user", "content": text}])
+        messages = [{"role": "user", "content": text}]
+        if stream:
+            with client.messages.stream(model="claude-sonnet-4-5", max_tokens=64, messages=messages) as s:
+                return s.get_final_text()
+        reply = client.messages.create(model="claude-sonnet-4-5", max_tokens=64, messages=messages)
         return reply.content[0].text
     client = openai.OpenAI(api_key="sk-proj-suite-key-000", base_url=URL + "/v1", max_retries=0)
     reply = client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": text}])
@@ -45,7 +48,7 @@ def test_case(case):
     prompt = STAGE.get("prompts", {}).get(case, report)
     assert ask(case, prompt).startswith("Echo: ")
     if case not in STAGE.get("drop_second", []):
-        ask(case, f"List three follow-up questions on {case}")
+        ask(case, f"List three follow-up questions on {case}", stream=True)
 """
 
 
@@ -149,7 +152,12 @@ def main(argv: Sequence[str]) -> int:
             ],
             "verify, with the server's answers changed",
         )
-        server.drift = None
+        server.drift, server.fail_status = None, 529
+        run(
+            [sys.executable, "-m", "llmvcr", "verify", drifted[0], "--base-url", server.url],
+            "verify, with the API overloaded",
+        )
+        server.fail_status = None
         calls = server.request_count
         run(
             pytest_command(

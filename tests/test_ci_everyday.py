@@ -212,7 +212,7 @@ def test_word(word):
         [
             "llmvcr: 3 LLM calls replayed, 0 recorded, 0 cassettes written, 1 unplayed entry;*",
             "  1 cassette with entries no test used (drop them with: llmvcr prune PATH...):",
-            "    *cassettes/test_par/test_word[[]a[]].yaml: 1 entry (#0)",  # the ids on_unplayed names
+            "    *cassettes/test_par/test_word[[]a[]].yaml: 1 entry (#1)",  # the ids on_unplayed names
         ]
     )
     status, out, err = llmvcr_cli(inner, "prune", "cassettes")  # a folder; the run's plays: pytest's cache
