@@ -72,7 +72,7 @@ def cassette_cost(cassette: Cassette) -> Tally:
 
 
 @dataclass
-class TestUsage:
+class PerTest:
     test: str
     replayed: Tally = field(default_factory=Tally)
     recorded: Tally = field(default_factory=Tally)
@@ -83,7 +83,7 @@ class Ledger:
 
     def __init__(self) -> None:
         self.test = ""
-        self.per_test: dict[str, TestUsage] = {}
+        self.per_test: dict[str, PerTest] = {}
         self._lock = threading.Lock()
 
     def on_session(self, session: Session, event: str) -> None:
@@ -93,7 +93,7 @@ class Ledger:
         recorded = Tally().add(recorded_entries(session.cassette)) if session.recorded else Tally()
         with self._lock:
             name = self.test or "(outside tests)"
-            row = self.per_test.setdefault(name, TestUsage(name))
+            row = self.per_test.setdefault(name, PerTest(name))
             row.replayed.merge(replayed)
             row.recorded.merge(recorded)
 
@@ -108,7 +108,7 @@ class Ledger:
         priced = prices_available()
         with self._lock:
             rows = sorted(self.per_test.values(), key=lambda r: r.test)
-            totals = TestUsage("")
+            totals = PerTest("")
             for row in rows:
                 totals.replayed.merge(row.replayed)
                 totals.recorded.merge(row.recorded)
@@ -122,7 +122,7 @@ class Ledger:
     def merge(self, data: dict[str, Any]) -> None:
         with self._lock:
             for raw in data.get("tests", []):
-                row = self.per_test.setdefault(raw["test"], TestUsage(raw["test"]))
+                row = self.per_test.setdefault(raw["test"], PerTest(raw["test"]))
                 for kind in ("replayed", "recorded"):
                     values = {k: (v or 0) for k, v in raw[kind].items()}
                     getattr(row, kind).merge(Tally(**values))
@@ -158,7 +158,7 @@ class Ledger:
         return out
 
 
-def _row(row: TestUsage, priced: bool) -> dict[str, Any]:
+def _row(row: PerTest, priced: bool) -> dict[str, Any]:
     data = {"replayed": row.replayed.as_json(priced), "recorded": row.recorded.as_json(priced)}
     return {"test": row.test, **data} if row.test else data
 

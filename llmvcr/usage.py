@@ -65,19 +65,30 @@ def prices_available() -> bool:
     return _genai_prices() is not None
 
 
-@functools.lru_cache(maxsize=4096)
-def price(model: str, provider: str, input_tokens: int, output_tokens: int) -> float | None:
-    """List-price dollars of a call, or None when the model or its price is unknown (or the prices
-    extra is not installed)."""
+@functools.lru_cache(maxsize=1024)
+def _rates(model: str, provider: str) -> tuple[float, float] | None:
+    """Dollars per input and per output token of ``model`` (its base tier), asked once per model: a
+    replay of thousands of entries prices them by multiplication, not a lookup each."""
     prices = _genai_prices()
     if prices is None or not model:
         return None
-    usage = prices.Usage(input_tokens=input_tokens, output_tokens=output_tokens)
-    try:
-        result = prices.calc_price(usage, model, provider_id=_PROVIDERS.get(provider))
-    except LookupError:  # a model genai-prices does not know (a fine-tune, a test double)
+    rates = []
+    for usage in (prices.Usage(input_tokens=1000), prices.Usage(output_tokens=1000)):  # below every tier
+        try:
+            result = prices.calc_price(usage, model, provider_id=_PROVIDERS.get(provider))
+        except LookupError:  # a model genai-prices does not know (a fine-tune, a test double)
+            return None
+        rates.append(float(result.total_price) / 1000)
+    return rates[0], rates[1]
+
+
+def price(model: str, provider: str, input_tokens: int, output_tokens: int) -> float | None:
+    """List-price dollars of a call (base-tier prices: long-context surcharges are not applied), or
+    None when the model or its price is unknown, or the prices extra is not installed."""
+    rates = _rates(model, provider)
+    if rates is None:
         return None
-    return float(result.total_price)
+    return input_tokens * rates[0] + output_tokens * rates[1]
 
 
 def cost_of(entry: Entry, tokens: tuple[int, int] | None = None) -> float | None:

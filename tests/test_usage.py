@@ -11,6 +11,9 @@ import pytest
 from genai_prices import Usage, calc_price
 
 from llmvcr import usage
+from llmvcr._summary import RunSummary
+from llmvcr.freshness import Finding
+from llmvcr.spend import Ledger, PerTest, Tally
 
 USER_TESTS = """
 import os, anthropic, openai, pytest
@@ -103,12 +106,22 @@ def test_without_the_prices_extra_dollars_are_omitted_with_one_line_saying_how(
 
 
 def test_price_comes_from_genai_prices_and_is_none_for_an_unknown_model() -> None:
-    assert usage.price("claude-sonnet-4-5", "anthropic", 1_000_000, 0) == pytest.approx(
-        float(
-            calc_price(
-                Usage(input_tokens=1_000_000), "claude-sonnet-4-5", provider_id="anthropic"
-            ).total_price
-        )
+    expected = calc_price(
+        Usage(input_tokens=100_000, output_tokens=2_000), "claude-sonnet-4-5", provider_id="anthropic"
+    )
+    assert usage.price("claude-sonnet-4-5", "anthropic", 100_000, 2_000) == pytest.approx(
+        float(expected.total_price)
     )
     assert usage.price("claude-test-double", "anthropic", 10, 10) is None
     assert not hasattr(usage, "PRICES")  # no hand-kept table to go stale
+
+
+def test_xdist_workers_hand_their_usage_and_findings_to_the_controller() -> None:
+    worker, controller = Ledger(), Ledger()
+    worker.per_test["t"] = PerTest("t", recorded=Tally(calls=2, input_tokens=10, output_tokens=5, usd=0.5))
+    controller.merge(worker.as_json())
+    assert controller.per_test["t"].recorded.calls == 2 and controller.spent() == 0.5
+    summary_w, summary_c = RunSummary(), RunSummary()
+    summary_w.findings.append(Finding("expired", "/c/a.yaml", "t", "recorded 2026-01-01", "warned"))
+    summary_c.merge(summary_w.as_json())
+    assert summary_c.findings == summary_w.findings
