@@ -19,6 +19,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ._summary import plural
 from .errors import LLMVCRError, RecordBudgetSpent
 from .freshness import Finding, shown
 from .spend import Tally, cassette_cost
@@ -59,9 +60,9 @@ def _money(tally: Tally | None) -> str:
     if tally is None:
         return "cost unknown (nothing recorded to go by)"
     if not prices_available():
-        return f"{tally.calls} calls, {tally.tokens:,} tokens"
+        return f"{plural(tally.calls, 'call')}, {tally.tokens:,} tokens"
     unpriced = f", {tally.unpriced} unpriced" if tally.unpriced else ""
-    return f"{tally.calls} calls, {tally.tokens:,} tokens, ~${tally.usd:.4f}{unpriced}"
+    return f"{plural(tally.calls, 'call')}, {tally.tokens:,} tokens, ~${tally.usd:.4f}{unpriced}"
 
 
 @dataclass
@@ -97,7 +98,7 @@ class Plan:
             items = sorted(self.items.values(), key=lambda i: (CAUSES.index(i.cause), i.path))
         if not items:
             return ["llmvcr plan: every cassette replayed whole and in date; nothing to re-record"]
-        out = [f"llmvcr plan: {len(items)} cassettes to re-record or clean, by cause:"]
+        out = [f"llmvcr plan: {plural(len(items), 'cassette')} to re-record or clean, by cause:"]
         total = Tally()
         unknown = 0
         for cause in CAUSES:
@@ -128,7 +129,7 @@ class Plan:
         dollars = f", ~${total.usd:.4f} at list price" if prices_available() else ""
         plus = f" plus {unknown} never recorded" if unknown else ""
         out.append(
-            f"  total: {total.calls} live calls, {total.tokens:,} tokens{dollars}{plus}; "
+            f"  total: {plural(total.calls, 'live call')}, {total.tokens:,} tokens{dollars}{plus}; "
             f"cap the spend with --llmvcr-record-budget=USD"
         )
         if not prices_available():
@@ -179,7 +180,8 @@ class Budget:
             skipped = list(self.skipped)
             recorded = len(self.recorded)
         out = [
-            f"llmvcr: record budget ${self.usd:.4f}: spent ${spent:.4f} recording {recorded} cassettes; "
+            f"llmvcr: record budget ${self.usd:.4f}: spent ${spent:.4f} recording "
+            f"{plural(recorded, 'cassette')}; "
             f"skipped {len(skipped)} that would record"
             + (" (none half-written: the budget is checked before a cassette starts)" if skipped else "")
         ]

@@ -139,7 +139,7 @@ class FreshPlugin:
             error = excinfo.value
             assert isinstance(error, ReplayDivergence)
             first = error.diff[0] if error.diff else None
-            detail = f"{first[0]}: recorded {first[1]!r}, now {first[2]!r}"[:90] if first else ""
+            detail = f"{first[0]} changed" if first else ""
             self.plan.add("diverging", error.cassette_path, item.nodeid, detail)
         elif excinfo.errisinstance(CassetteNotFoundError):
             path = missing_path(str(excinfo.value))

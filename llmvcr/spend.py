@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ._summary import plural
 from .cassette import Cassette, Entry
 from .session import Session
 from .usage import PRICES_HINT, cost_of, prices_available, tokens_of
@@ -150,7 +151,8 @@ class Ledger:
             rows.sort(key=lambda r: (-r.recorded.usd, -r.recorded.tokens, r.test))
             for r in rows[:10]:
                 dollars = f", ${r.recorded.usd:.4f}" if priced else ""
-                out.append(f"  {r.test}: {r.recorded.calls} calls, {r.recorded.tokens:,} tokens{dollars}")
+                calls = plural(r.recorded.calls, "call")
+                out.append(f"  {r.test}: {calls}, {r.recorded.tokens:,} tokens{dollars}")
             if len(rows) > 10:
                 out.append(f"  ... and {len(rows) - 10} more tests")
         if any_tokens and not priced:

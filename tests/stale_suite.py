@@ -161,7 +161,7 @@ def main(argv: Sequence[str]) -> int:
         calls = server.request_count
         run(
             pytest_command(
-                "--llmvcr-record-mode=all", "--llmvcr-record-budget=0.02", *["-k", " or ".join(cases[:12])]
+                "--llmvcr-record-mode=all", "--llmvcr-record-budget=0.05", *["-k", " or ".join(cases[:12])]
             ),
             "a budgeted re-record",
         )

@@ -55,7 +55,7 @@ def test_the_plan_replays_only_and_groups_every_stale_cassette_by_cause_with_its
             "    record: pytest 'test_suite.py::test_case[[]case03[]]' --llmvcr-record-mode=once",
             f"  diverging cassettes (the code sends requests no entry answers): 1; re-recording: 2 calls, "
             f"* tokens, ~${diverging}",
-            "    cassettes/test_suite/test_case[[]case01[]].yaml: * [[]request.body.messages[[]0[]].content: recorded*",
+            "    cassettes/test_suite/test_case[[]case01[]].yaml: * [[]request.body.messages[[]0[]].content changed[]]",
             f"  expired cassettes (older than max_age): 1; re-recording: 2 calls, * tokens, ~${expired}",
             "    cassettes/test_suite/test_case[[]case00[]].yaml: * [[]recorded * 90 days ago, over max_age 30 days[]]",
             f"  cassettes with unplayed entries (the code no longer makes those calls): 1; re-recording: 2 calls, "
@@ -73,7 +73,7 @@ def test_llmvcr_plan_is_the_same_run_from_the_command_line(suite: pytest.Pyteste
         cwd=suite.path, capture_output=True, text=True, env=dict(os.environ), timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr  # both pass: an unplayed entry fails nothing
-    assert "llmvcr plan: 1 cassettes to re-record or clean, by cause:" in done.stdout
+    assert "llmvcr plan: 1 cassette to re-record or clean, by cause:" in done.stdout
     assert "cassettes/test_suite/test_case[case02].yaml: 2 calls" in done.stdout
 
 
@@ -93,7 +93,7 @@ def test_a_budgeted_re_record_stops_at_the_budget_and_leaves_no_half_written_cas
     assert skipped.read_bytes() == before  # not touched: recorded whole or not at all
     result.stdout.fnmatch_lines(
         [
-            f"llmvcr: record budget ${budget:.4f}: spent $* recording 1 cassettes; skipped 1 that would record "
+            f"llmvcr: record budget ${budget:.4f}: spent $* recording 1 cassette; skipped 1 that would record "
             "(none half-written: the budget is checked before a cassette starts)",
             f"  skipped cassettes/test_suite/test_case[[]case05[]].yaml (test_suite.py::test_case[[]case05[]]): "
             f"2 calls, * tokens, ~${cost(suite.path, 'case05'):.4f}",

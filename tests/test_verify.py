@@ -86,7 +86,7 @@ def test_each_kind_of_drift_is_reported_per_cassette_in_text_and_junit_xml(
     assert done.returncode == 1, done.stderr
     out = done.stdout
     assert "llmvcr verify: sending 3 recorded requests of 3 cassettes, about $0.0" in out
-    assert "claude.yaml: DRIFT (1 changes in 1 answers)" in out
+    assert "claude.yaml: DRIFT (1 change in 1 answer)" in out
     assert "#0 POST /v1/messages: type changed: usage.output_tokens: number -> string" in out
     assert "claude-stream.yaml: DRIFT" in out
     assert "#0 POST /v1/messages: new stream event type: message_citations" in out
@@ -106,7 +106,7 @@ def test_text_that_differs_is_not_drift_and_an_error_where_a_success_was_recorde
 ) -> None:
     status, out = verify(*map(str, recorded.values()), "--base-url", live.url)
     assert status == 0, out
-    assert out.count("ok (1 answers, same shape)") == 3
+    assert out.count("ok (1 answer, same shape)") == 3
 
     def new_words(event: str | None, payload: dict[str, Any]) -> list[tuple[str | None, dict[str, Any]]]:
         if event is None and payload.get("type") == "message":

@@ -11,6 +11,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator, Sequence
 from typing import Any, TextIO
 
+from .._summary import plural
 from ..errors import CommandError
 from ..freshness import shown
 from ..spend import cassette_cost
@@ -87,18 +88,20 @@ def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
     requests = sum(len(c) for c in cassettes)
     cost = sum(cassette_cost(c).usd for c in cassettes)
     priced = f", about ${cost:.4f} at list price" if prices_available() else ""
-    out.write(f"llmvcr verify: sending {requests} recorded requests of {len(cassettes)} cassettes{priced}\n")
+    sending = f"{plural(requests, 'recorded request')} of {plural(len(cassettes), 'cassette')}"
+    out.write(f"llmvcr verify: sending {sending}{priced}\n")
     reports = [verify_cassette(c, target) for c in cassettes]
     for report in reports:
         where = shown(report.path)
         if report.drift:
-            out.write(f"  {where}: DRIFT ({len(report.drift)} changes in {report.checked} answers)\n")
+            found = f"{plural(len(report.drift), 'change')} in {plural(report.checked, 'answer')}"
+            out.write(f"  {where}: DRIFT ({found})\n")
             out.writelines(f"    {d}\n" for d in report.drift)
         elif report.problems:
             total = report.checked + len(report.problems)
             out.write(f"  {where}: NOT CHECKED ({len(report.problems)} of {total} requests)\n")
         else:
-            out.write(f"  {where}: ok ({report.checked} answers, same shape)\n")
+            out.write(f"  {where}: ok ({plural(report.checked, 'answer')}, same shape)\n")
         out.writelines(f"    not checked: {p}\n" for p in report.problems)
     drifted = sum(1 for r in reports if r.drift)
     unchecked = sum(1 for r in reports if r.problems)
@@ -126,7 +129,7 @@ def junit_xml(reports: Sequence[Report]) -> bytes:
     for report in reports:
         case = ET.SubElement(suite, "testcase", classname="llmvcr.verify", name=shown(report.path))
         if report.drift:
-            message = f"{len(report.drift)} changes in the answers' shape"
+            message = f"{plural(len(report.drift), 'change')} in the answers' shape"
             failure = ET.SubElement(case, "failure", message=message)
             failure.text = "\n".join(str(d) for d in report.drift)
         elif report.problems:
@@ -144,4 +147,5 @@ def cmd_plan(args: argparse.Namespace, out: TextIO) -> int:
 def run_plan(pytest_args: Sequence[str]) -> int:
     """``pytest --llmvcr-plan PYTEST_ARGS``: its exit status (1 when a replay failed)."""
     extra = [a for a in pytest_args if a != "--"]
-    return subprocess.call([sys.executable, "-m", "pytest", "--llmvcr-plan", *extra])
+    # the plan, not the tracebacks of the replays that failed (a later --tb=... wins)
+    return subprocess.call([sys.executable, "-m", "pytest", "--llmvcr-plan", "--tb=no", *extra])
