@@ -18,6 +18,7 @@ import shlex
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from ._summary import plural
 from .errors import LLMVCRError, RecordBudgetSpent
@@ -88,6 +89,16 @@ class Plan:
                 self.items[path] = item
             if test:
                 item.tests.add(test)
+
+    def as_json(self) -> list[list[Any]]:
+        """What a pytest-xdist worker hands its controller."""
+        with self._lock:
+            return [[i.path, i.cause, sorted(i.tests), i.detail] for i in self.items.values()]
+
+    def merge(self, data: list[list[Any]]) -> None:
+        for path, cause, tests, detail in data:
+            for test in tests or [""]:
+                self.add(cause, path, test, detail)
 
     def on_finding(self, finding: Finding) -> None:
         if finding.kind in ("expired", "unplayed"):

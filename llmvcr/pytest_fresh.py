@@ -104,6 +104,8 @@ class FreshPlugin:
         if usd is not None:
             if not prices_available():
                 raise pytest.UsageError(f"--llmvcr-record-budget needs list prices; {PRICES_HINT}")
+            if getattr(config.option, "numprocesses", None):  # each worker would spend the whole budget
+                raise pytest.UsageError("--llmvcr-record-budget counts one process's spending; drop -n")
             self.budget = Budget(usd, self.ledger.spent)
             freshness.policy.gate = self.budget.gate
 
@@ -118,6 +120,8 @@ class FreshPlugin:
         workeroutput = getattr(session.config, "workeroutput", None)
         if workeroutput is not None:  # a pytest-xdist worker: the controller reports
             workeroutput["llmvcr_usage"] = self.ledger.as_json()
+            if self.plan is not None:
+                workeroutput["llmvcr_plan"] = self.plan.as_json()
             return
         path = self.config.getoption("llmvcr_usage_json")
         if path:
@@ -148,9 +152,11 @@ class FreshPlugin:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
-        data = getattr(node, "workeroutput", {}).get("llmvcr_usage")
-        if data:
-            self.ledger.merge(data)
+        output = getattr(node, "workeroutput", {})
+        if output.get("llmvcr_usage"):
+            self.ledger.merge(output["llmvcr_usage"])
+        if self.plan is not None and output.get("llmvcr_plan"):
+            self.plan.merge(output["llmvcr_plan"])
 
     @pytest.hookimpl(trylast=True)
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:

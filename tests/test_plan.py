@@ -14,6 +14,7 @@ import pytest
 import stale_suite
 
 import llmvcr
+from llmvcr.plan import Plan
 from llmvcr.spend import cassette_cost
 
 CASES = [f"case{i:02d}" for i in range(6)]
@@ -100,3 +101,13 @@ def test_a_budgeted_re_record_stops_at_the_budget_and_leaves_no_half_written_cas
         ]
     )
     result.stdout.fnmatch_lines(["*SKIPPED*case05*record budget*has $* left*raise --llmvcr-record-budget*"])
+
+
+def test_xdist_workers_hand_their_plan_to_the_controller() -> None:
+    worker, controller = Plan(), Plan()
+    worker.add("expired", "/c/a.yaml", "t::a", "recorded 2026-01-01")
+    controller.add("unplayed", "/c/a.yaml", "t::b")
+    controller.merge(worker.as_json())
+    assert [[p, c, sorted(t)] for p, c, t, _ in controller.as_json()] == [
+        ["/c/a.yaml", "expired", ["t::a", "t::b"]]
+    ]
