@@ -12,6 +12,7 @@ import threading
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .freshness import Finding
 from .session import Session
 from .usage import cost_of, tokens_of
 
@@ -40,6 +41,7 @@ class RunSummary:
     unplayed: dict[str, int] = field(default_factory=dict)  # cassette path -> entries no call used
     unrecorded: dict[str, dict[str, int]] = field(default_factory=dict)  # cassette path -> host -> calls
     empty: set[str] = field(default_factory=set)  # cassettes that recorded nothing while calls went out
+    findings: list[Finding] = field(default_factory=list)  # expired, undated, not fully played (freshness)
     test: str = ""  # the test running now
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -81,6 +83,7 @@ class RunSummary:
             "unplayed": self.unplayed,
             "unrecorded": self.unrecorded,
             "empty": sorted(self.empty),
+            "findings": [asdict(f) for f in self.findings],
         }
 
     def merge(self, data: dict[str, Any]) -> None:
@@ -97,6 +100,7 @@ class RunSummary:
                 for host, n in hosts.items():
                     mine_hosts[host] = mine_hosts.get(host, 0) + n
             self.empty.update(data.get("empty", []))
+            self.findings += [Finding(**raw) for raw in data.get("findings", [])]
 
     def lines(self, verbose: bool) -> list[str]:
         if not self.per_test:
@@ -116,18 +120,22 @@ class RunSummary:
         out = [line + (f" (${dollars:.4f} at list price)" if dollars else "")]
         if self.unplayed:
             shown = sorted(self.unplayed.items())[:10]
+            ids = self._unplayed_ids()
             out.append(
                 f"  {plural(len(self.unplayed), 'cassette')} with entries no test used "
                 f"(drop them with: llmvcr prune PATH...):"
             )
-            out += [f"    {_shown(path)}: {plural(n, 'entry', 'entries')}" for path, n in shown]
+            out += [f"    {_shown(p)}: {plural(n, 'entry', 'entries')}{_ids(ids.get(p))}" for p, n in shown]
             if len(self.unplayed) > len(shown):
                 out.append(f"    ... and {len(self.unplayed) - len(shown)} more")
         out += self._unrecorded_lines()
+        out += self._age_lines()
         if verbose:
             out += [
                 f"  {r.test}: {r.replayed} replayed, {r.recorded} recorded, {r.unplayed} unplayed, "
-                f"{plural(r.tokens, 'token')}" + (f", {r.unrecorded} unrecorded" if r.unrecorded else "")
+                f"{plural(r.tokens, 'token')}"
+                + (f" (${r.dollars:.4f})" if r.dollars else "")
+                + (f", {r.unrecorded} unrecorded" if r.unrecorded else "")
                 for r in rows
                 if r.replayed or r.recorded or r.unplayed or r.unrecorded
             ]
@@ -151,6 +159,51 @@ class RunSummary:
         if len(self.unrecorded) > len(shown):
             out.append(f"    ... and {len(self.unrecorded) - len(shown)} more")
         return out
+
+    # -- freshness (llmvcr.freshness) -----------------------------------------------------------------
+    def on_finding(self, finding: Finding) -> None:
+        with self.lock:
+            self.findings.append(finding)
+
+    def _unplayed_ids(self) -> dict[str, list[str]]:
+        """The ids of the entries the last session of each cassette left unused."""
+        ids: dict[str, list[str]] = {}
+        for f in self.findings:
+            if f.kind == "unplayed":
+                ids[f.path] = f.ids
+        return ids
+
+    def _age_lines(self) -> list[str]:
+        """The cassettes older than max_age, and those that name no recording date."""
+        expired: dict[str, Finding] = {}
+        undated: set[str] = set()
+        for f in self.findings:
+            if f.kind == "expired":
+                expired[f.path] = f
+            elif f.kind == "undated":
+                undated.add(f.path)
+        out: list[str] = []
+        if expired:
+            out.append(f"  {plural(len(expired), 'expired cassette')} (older than max_age):")
+            shown = sorted(expired.items())[:10]
+            out += [f"    {_shown(path)}: {f.detail}; {f.action}" for path, f in shown]
+            if len(expired) > len(shown):
+                out.append(f"    ... and {len(expired) - len(shown)} more")
+        if undated:
+            out.append(
+                f"  {plural(len(undated), 'cassette')} without a recording date, which max_age cannot judge "
+                f"(recorded before llmvcr stored one); re-record to start their clock: "
+                + ", ".join(_shown(p) for p in sorted(undated)[:5])
+                + (", ..." if len(undated) > 5 else "")
+            )
+        return out
+
+
+def _ids(ids: list[str] | None) -> str:
+    """`` (#1, #4)``: the entries left unused, when the run named them."""
+    if not ids:
+        return ""
+    return f" ({', '.join(ids[:10])}{', ...' if len(ids) > 10 else ''})"
 
 
 def _shown(path: str) -> str:

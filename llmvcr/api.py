@@ -18,7 +18,7 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from . import _active, providers
+from . import _active, freshness, providers
 from .cassette import Cassette
 from .convert import vcrpy as vcrpy  # registers the in-place reader of vcrpy cassettes with storage
 from .options import Options, resolve_path
@@ -49,8 +49,9 @@ class CassetteContext:
         return self._fixed if self._fixed is not None else resolve_path(self._name)
 
     def session(self) -> Session:
-        """A new, not yet started session on this cassette's file."""
-        return Session(self.path, self.options)
+        """A new, not yet started session on this cassette's file (checked for expiry first)."""
+        path = self.path
+        return Session(path, self.options, record_mode=freshness.at_open(path, self.options))
 
     def __enter__(self) -> Cassette:
         session = self.session()
@@ -67,6 +68,7 @@ class CassetteContext:
             _active.deactivate(session, token)
             providers.uninstall()
         _active.announce_exit(session)
+        freshness.at_close(session, failed=exc[0] is not None)  # entries no call used: warn or fail
 
     async def __aenter__(self) -> Cassette:
         return self.__enter__()

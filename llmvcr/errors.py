@@ -16,6 +16,9 @@
     ├── CassetteFormatError              (also ValueError) a file that cannot be read; names file/entry/field
     │   └── ForeignCassetteError         another tool's cassette (vcrpy) where an llmvcr one was expected
     ├── CassetteWriteError               (also OSError) a cassette could not be written; names the file
+    ├── UnplayedEntriesError             on_unplayed="fail": a passing test left recorded entries unused
+    ├── ExpiredCassetteError             expiry="fail": a cassette older than max_age
+    ├── RecordBudgetSpent                --llmvcr-record-budget: this cassette would record past the budget
     └── CommandError                     the ``llmvcr`` command cannot go on
 
     UserWarning
@@ -23,7 +26,9 @@
     ├── UnrecordedCallWarning            a recording cassette let unclaimed requests through
     ├── EditedCassetteWarning            an entry's stored request_hash no longer fits its request
     ├── ConversionWarning                a converter kept going but the target cannot hold something
-    └── CassetteWriteWarning             a write failed (retried), or a rewrite dropped comments
+    ├── CassetteWriteWarning             a write failed (retried), or a rewrite dropped comments
+    ├── UnplayedEntriesWarning           on_unplayed="warn": a passing test left recorded entries unused
+    └── ExpiredCassetteWarning           expiry="warn": a cassette older than max_age
 
 Each message names the file and the call, and says what to do next.
 """
@@ -173,3 +178,25 @@ class CassetteWriteError(LLMVCRError, OSError):
 class CassetteWriteWarning(UserWarning):
     """A cassette write failed and is tried again at the next write and at exit, or a rewrite of a
     hand-edited cassette could not keep its comments. The message names the file."""
+
+
+# -- freshness: cassettes that may no longer tell the truth (llmvcr.freshness) --------------------
+class UnplayedEntriesError(LLMVCRError):
+    """``on_unplayed="fail"``: a test passed while recorded entries of its cassette went unused."""
+
+
+class ExpiredCassetteError(LLMVCRError):
+    """``expiry="fail"``: the cassette was recorded longer ago than ``max_age``."""
+
+
+class RecordBudgetSpent(LLMVCRError):
+    """``--llmvcr-record-budget``: the cassette would record, and its cost does not fit in what is left
+    (checked before it opens: a cassette is recorded whole or not at all)."""
+
+
+class UnplayedEntriesWarning(UserWarning):
+    """``on_unplayed="warn"`` (the default): a test passed while recorded entries went unused."""
+
+
+class ExpiredCassetteWarning(UserWarning):
+    """``expiry="warn"``, or ``re-record`` where recording is not allowed (CI): an expired cassette."""

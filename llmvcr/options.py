@@ -12,8 +12,10 @@ import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import timedelta
 from typing import Any, Literal, TypedDict
 
+from .age import EXPIRY_POLICIES, UNPLAYED_POLICIES, parse_age
 from .cassette import Entry
 from .linear import LAYOUTS, Layout
 from .matching import DEFAULT_MATCH_ON, Fingerprinter, MatcherSpec, Placeholder
@@ -27,6 +29,15 @@ MATCH_MODES: tuple[str, ...] = ("strict", "sequential", "loose")
 DIVERGENCE_POLICIES: tuple[str, ...] = ("raise", "warn", "live")
 
 BeforeRecord = Callable[[Entry], "Entry | None"]
+
+# cassetter's "rewrite" deletes the file, then records: a test that no longer calls leaves no file.
+# llmvcr's "all" replaces the file at its first write, so a test that records nothing keeps the old
+# one, and says so (llmvcr.freshness). One mode, not two that differ only there.
+REWRITE = (
+    "unknown record_mode 'rewrite'; llmvcr's 'all' re-records the cassette (cassetter's 'rewrite' also "
+    "deletes a file the test no longer fills; with 'all' such a file is kept and reported as unplayed): "
+    "use record_mode='all'"
+)
 
 
 class CassetteOptions(TypedDict, total=False):
@@ -48,6 +59,9 @@ class CassetteOptions(TypedDict, total=False):
     allow_unrecognized: str | Sequence[str]
     redact_keep: str | re.Pattern[str] | Sequence[str | re.Pattern[str]]
     layout: Layout | None
+    on_unplayed: Literal["warn", "fail", "ignore"] | None
+    max_age: str | timedelta | float | None
+    expiry: Literal["warn", "fail", "re-record"] | None
 
 
 @dataclass(slots=True)
@@ -88,6 +102,8 @@ def resolve_path(name_or_path: str | os.PathLike[str]) -> str:
 def check(option: str, value: Any, valid: Iterable[str]) -> None:
     """``ValueError`` naming the option and its valid values when ``value`` is not one of them."""
     valid = tuple(valid)
+    if option == "record_mode" and value == "rewrite":
+        raise ValueError(REWRITE)
     if value not in valid:
         raise ValueError(f"unknown {option} {value!r}; valid: {', '.join(valid)}")
 
@@ -116,6 +132,10 @@ class Options:
     allow_unrecognized: tuple[str, ...] = ()  # hosts ("*": any) whose unclaimed requests may go out
     redact_keep: tuple[str | re.Pattern[str], ...] = ()  # key-shaped text that is not a key
     layout: Layout | None = None  # of a new file ("linear" unless given); a file keeps its own
+    # freshness (llmvcr.freshness): None means the run's setting, else warn / no limit / warn
+    on_unplayed: str | None = None
+    max_age: timedelta | None = None
+    expiry: str | None = None
     fingerprinter: Fingerprinter = field(default_factory=Fingerprinter)
 
     @classmethod
@@ -156,7 +176,13 @@ class Options:
                 options[key] = _as_tuple(options[key])
         if options.get("placeholders") is not None:
             options["placeholders"] = tuple(options["placeholders"])
+        if options.get("max_age") is not None:
+            options["max_age"] = parse_age(options["max_age"])
         built = cls(**options)
+        if built.on_unplayed is not None:
+            check("on_unplayed", built.on_unplayed, UNPLAYED_POLICIES)
+        if built.expiry is not None:
+            check("expiry", built.expiry, EXPIRY_POLICIES)
         if built.record_mode is not None:
             check("record_mode", built.record_mode, RECORD_MODES)
         check("mode", built.mode, MATCH_MODES)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.metadata
 import platform
 from collections.abc import Mapping
+from datetime import datetime, timezone
 from typing import Any
 
 from .entries import Entry, Request, Response
@@ -33,8 +34,10 @@ LLMVCR_VERSION = _release()  # the release, as pyproject.toml states it; named i
 
 
 def recorded_with() -> dict[str, str]:
-    """The versions every new cassette names; each SDK's is added when a call through it is recorded."""
-    return {"llmvcr": LLMVCR_VERSION, "python": platform.python_version()}
+    """The versions every new cassette names, and when it was recorded (``at``, UTC, what ``max_age``
+    counts from); each SDK's version is added when a call through it is recorded."""
+    at = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return {"llmvcr": LLMVCR_VERSION, "python": platform.python_version(), "at": at}
 
 
 def entry_to_mapping(entry: Entry) -> dict[str, Any]:

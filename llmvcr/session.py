@@ -83,11 +83,19 @@ class Session:
     """One activation of a cassette: its options, its file and the calls made while it is open."""
 
     def __init__(
-        self, path: str, options: Options, cassette: Cassette | None = None, *, persist: bool = True
+        self,
+        path: str,
+        options: Options,
+        cassette: Cassette | None = None,
+        *,
+        persist: bool = True,
+        record_mode: str | None = None,  # over every other setting: an expired cassette re-recorded
     ) -> None:
         self.path = path
         self.options = options
-        self.record_mode = settings.record_mode or options.record_mode or settings.default_record_mode
+        self.record_mode = (
+            record_mode or settings.record_mode or options.record_mode or settings.default_record_mode
+        )
         self.persist = persist
         self.redactor = Redactor(
             patterns=compile_redactions(options.redact),

@@ -1,25 +1,23 @@
-"""Token usage read from recorded responses, and what those tokens would have cost."""
+"""Token usage read from recorded responses, and what those tokens cost at list price.
+
+Prices come from ``genai-prices`` (kept by the pydantic team, updated as providers change them),
+installed with the optional extra ``pip install 'pyllmvcr[prices]'``. Without it, tokens are
+still counted and dollars are omitted (``cost_of`` returns None); :data:`PRICES_HINT` says how to
+get them. llmvcr keeps no price table of its own: a hand-kept one goes stale silently.
+"""
 
 from __future__ import annotations
 
+import functools
+import importlib
 from typing import Any
 
 from .cassette import Entry
 
-# USD per million tokens (input, output), for models whose public list price is known.
-PRICES: dict[str, tuple[float, float]] = {
-    "claude-opus-4": (15.0, 75.0),
-    "claude-sonnet-4": (3.0, 15.0),
-    "claude-haiku-4": (1.0, 5.0),
-    "claude-3-5-haiku": (0.8, 4.0),
-    "gpt-4o-mini": (0.15, 0.6),
-    "gpt-4o": (2.5, 10.0),
-    "gpt-4.1-mini": (0.4, 1.6),
-    "gpt-4.1": (2.0, 8.0),
-    "gpt-5-mini": (0.25, 2.0),
-    "gpt-5": (1.25, 10.0),
-}
-_BY_LENGTH = sorted(PRICES.items(), key=lambda kv: -len(kv[0]))  # the longest matching prefix wins
+__all__ = ["PRICES_HINT", "cost_of", "price", "prices_available", "tokens_of"]
+
+PRICES_HINT = "dollars omitted: install the prices extra for them (pip install 'pyllmvcr[prices]')"
+_PROVIDERS = {"anthropic": "anthropic", "openai": "openai", "azure": "azure", "google": "google"}
 
 
 def _tokens(usage: Any) -> tuple[int, int]:
@@ -53,15 +51,54 @@ def tokens_of(entry: Entry) -> tuple[int, int]:
     return inp, out
 
 
+@functools.cache
+def _genai_prices() -> Any:
+    """The ``genai_prices`` module, or None when the prices extra is not installed."""
+    try:
+        return importlib.import_module("genai_prices")
+    except ImportError:
+        return None
+
+
+def prices_available() -> bool:
+    """Whether list prices are known here (the ``prices`` extra, ``genai-prices``, is installed)."""
+    return _genai_prices() is not None
+
+
+@functools.lru_cache(maxsize=1024)
+def _rates(model: str, provider: str) -> tuple[float, float] | None:
+    """Dollars per input and per output token of ``model`` (its base tier), asked once per model: a
+    replay of thousands of entries prices them by multiplication, not a lookup each."""
+    prices = _genai_prices()
+    if prices is None or not model:
+        return None
+    rates = []
+    for usage in (prices.Usage(input_tokens=1000), prices.Usage(output_tokens=1000)):  # below every tier
+        try:
+            result = prices.calc_price(usage, model, provider_id=_PROVIDERS.get(provider))
+        except LookupError:  # a model genai-prices does not know (a fine-tune, a test double)
+            return None
+        rates.append(float(result.total_price) / 1000)
+    return rates[0], rates[1]
+
+
+def price(model: str, provider: str, input_tokens: int, output_tokens: int) -> float | None:
+    """List-price dollars of a call (base-tier prices: long-context surcharges are not applied), or
+    None when the model or its price is unknown, or the prices extra is not installed."""
+    rates = _rates(model, provider)
+    if rates is None:
+        return None
+    return input_tokens * rates[0] + output_tokens * rates[1]
+
+
 def cost_of(entry: Entry, tokens: tuple[int, int] | None = None) -> float | None:
-    """List-price dollars of the recorded call, or None when the model's price is unknown.
+    """List-price dollars of the recorded call, or None when the price is unknown.
 
     ``tokens`` is ``tokens_of(entry)`` when the caller has it already.
     """
     body = entry.request.body
-    model = str(body.get("model", "")) if isinstance(body, dict) else ""
-    for prefix, (pin, pout) in _BY_LENGTH:
-        if model.startswith(prefix):
-            inp, out = tokens if tokens is not None else tokens_of(entry)
-            return (inp * pin + out * pout) / 1_000_000
-    return None
+    model = body.get("model") if isinstance(body, dict) else None
+    if not isinstance(model, str):
+        return None
+    inp, out = tokens if tokens is not None else tokens_of(entry)
+    return price(model, entry.provider, inp, out)

@@ -662,6 +662,10 @@ class LLMServer:
         self._counter = 0
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
+        # the live API changed since recording (tests of `llmvcr verify`): (event or None, payload) ->
+        # the (event, payload) pairs sent instead; and a status every model call answers with
+        self.drift: Callable[[str | None, JSON], list[tuple[str | None, JSON]]] | None = None
+        self.fail_status: int | None = None
 
     # ---- lifecycle
     def start(self) -> Self:
@@ -734,6 +738,7 @@ class LLMServer:
                 self._counter += 1
                 suffix = f" #{self._counter}"
             seed = hashlib.sha256(f"{seed}{suffix}".encode()).hexdigest()
+        status = status if self.fail_status is None else self.fail_status
         if status is not None:
             return self._error(h, anthropic, status, seed, echo=echo)
         plan = _Plan(
@@ -766,7 +771,7 @@ class LLMServer:
                 "chat/completions": _chat_completion,
                 "responses": _response,
             }[route]
-            return h.send_json(200, render(plan), hdrs)
+            return h.send_json(200, self._drifted(None, render(plan))[0][1], hdrs)
         fail: bytes | None = None
         if "__stream_error__" in prompt.text:
             if route == "messages":
@@ -802,9 +807,10 @@ class LLMServer:
                     },
                 )
         if route == "messages":
-            frames = [_sse(e["type"], e) for e in _anthropic_events(plan)]
+            frames = [_sse(n, d) for e in _anthropic_events(plan) for n, d in self._drifted(e["type"], e)]
         elif route == "chat/completions":
-            frames = [_sse(None, c) for c in _chat_chunks(plan)] + [_sse(None, "[DONE]")]
+            frames = [_sse(n, d) for c in _chat_chunks(plan) for n, d in self._drifted(None, c)]
+            frames.append(_sse(None, "[DONE]"))
         else:
             frames = [_sse(e["type"], e) for e in _response_events(plan)]
         h.send_sse(
@@ -816,6 +822,9 @@ class LLMServer:
             encoding=next((e for e in ("gzip", "deflate") if f"__{e}__" in prompt.text), ""),
             cut="__stream_cut__" in prompt.text,
         )
+
+    def _drifted(self, event: str | None, payload: JSON) -> list[tuple[str | None, JSON]]:
+        return [(event, payload)] if self.drift is None else self.drift(event, payload)
 
     @staticmethod
     def _headers(anthropic: bool, seed: str) -> dict[str, str]:

@@ -320,8 +320,8 @@ def test_two_calls():
             f"llmvcr: 1 LLM call replayed, 0 recorded, 0 cassettes written, 1 unplayed entry; replay saved {saved:,} "
             "tokens ($0.0*",
             "  1 cassette with entries no test used (drop them with: llmvcr prune PATH...):",
-            "    *cassettes/test_sum/test_two_calls.yaml: 1 entry",
-            f"*test_sum.py::test_two_calls: 1 replayed, 0 recorded, 1 unplayed, {saved:,} tokens",
+            "    *cassettes/test_sum/test_two_calls.yaml: 1 entry (#1)",  # the ids on_unplayed names
+            f"*test_sum.py::test_two_calls: 1 replayed, 0 recorded, 1 unplayed, {saved:,} tokens ($0.0*)",
         ]
     )
 

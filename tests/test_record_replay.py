@@ -698,6 +698,7 @@ def test_yaml_cassette_layout_is_format_version_1(
     assert document["recorded_with"] == {
         "llmvcr": schema.LLMVCR_VERSION,
         "python": document["recorded_with"]["python"],
+        "at": document["recorded_with"]["at"],  # when it was recorded, what max_age counts from
         "anthropic": anthropic.__version__,
         "openai": openai.__version__,
     }

@@ -8,6 +8,8 @@
     llmvcr scan PATH...                   exit 1 when anything looks like a credential
     llmvcr prune PATH...                  drop the entries the last run did not play
     llmvcr rehash CASSETTE...             after a hand edit: check every entry, count them, store hashes
+    llmvcr verify PATH... [--junit-xml F] re-send recorded requests live; report drift in the answers' shape
+    llmvcr plan [PYTEST_ARGS...]          replay the suite; what to re-record, by cause, with its cost
 
 Errors are one line on stderr (what went wrong, with which file, and what to do) and exit status 2;
 ``diff`` and ``scan`` exit 1 for "different" and "found".
@@ -25,6 +27,7 @@ from typing import NoReturn
 from ..errors import LLMVCRError
 from ..linear import LAYOUTS
 from ..schema import LLMVCR_VERSION
+from . import fresh
 from .files import cmd_convert, cmd_prune, cmd_rehash, cmd_scan
 from .inspect import cmd_diff, cmd_ls, cmd_show
 from .reading import SOURCES, TARGETS
@@ -150,6 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rehash.add_argument("cassettes", nargs="+", metavar="CASSETTE", help="cassette files")
     rehash.set_defaults(run=cmd_rehash)
+    fresh.add_commands(commands)  # verify, plan: keeping cassettes true to the live API
     return parser
 
 
@@ -162,7 +166,10 @@ def _one_line(err: BaseException) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (``python -m llmvcr`` and the ``llmvcr`` script)."""
-    args = build_parser().parse_args(argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+    if given[:1] == ["plan"] and given[1:] not in (["-h"], ["--help"]):  # the rest is pytest's, as given
+        return fresh.run_plan(given[1:])
+    args = build_parser().parse_args(given)
     for stream in (sys.stdout, sys.stderr):  # a console that cannot show a character gets a '?'
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
