@@ -48,6 +48,26 @@ def test_a_stream_entry_served_to_a_plain_call_is_an_error_naming_the_entry(anth
             anthropic_client.messages.create(model="claude-test", max_tokens=32, messages=HELLO)
 
 
+def test_a_hand_edit_and_rehash_that_pair_a_stream_with_a_plain_answer_are_refused(
+    openai_client: Any, cassette_dir: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The README's way to add an entry (copy, edit, ``llmvcr rehash``) can turn a plain call's entry
+    into a streamed call's: the replay refuses it instead of serving an empty stream."""
+    from llmvcr.cli import main
+
+    with llmvcr.recording("edited"):
+        openai_client.chat.completions.create(model="gpt-test", messages=HELLO)
+    path = cassette_dir / "edited.yaml"
+    path.write_text(
+        path.read_text().replace("      model: gpt-test\n", "      model: gpt-test\n      stream: true\n", 1)
+    )
+    assert main(["rehash", str(path)]) == 0
+    capsys.readouterr()
+    with llmvcr.recording("edited", record_mode="none"):
+        with pytest.raises(llmvcr.AnswerShapeError, match=r"edited\.yaml: entry 0 .*re-record it"):
+            list(openai_client.chat.completions.create(model="gpt-test", messages=HELLO, stream=True))
+
+
 def test_an_error_answer_fits_a_streamed_call() -> None:
     """The API answers a failed streamed call with a plain JSON error: that is no mismatch."""
     request = Request("POST", "/v1/messages", {"model": "m", "stream": True})
