@@ -97,7 +97,10 @@ def dump_yaml(document: Any) -> str:
         width=100,
         default_flow_style=False,
     )
-    return text
+    # PyYAML closes a document whose last scalar keeps its trailing newlines (``|+``) with "...";
+    # entries are text inside a longer document (more entries, then the end marker follow), where
+    # that line would end the document early. The next line, indented less, ends the scalar alike.
+    return text.removesuffix("...\n")
 
 
 def yaml_problem(error: BaseException) -> str | None:

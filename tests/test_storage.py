@@ -172,6 +172,29 @@ def test_writer_output_is_a_full_dump_and_merges_other_writers(tmp_path: Path) -
         assert Path(solo.path).read_bytes() == dump_document(document_of(solo), suffix)
 
 
+def test_an_answer_ending_in_blank_lines_is_followed_by_more_entries(tmp_path: Path) -> None:
+    """A body whose text keeps trailing newlines (YAML ``|+``) once made PyYAML end the document
+    with "...", after which the next entry (or the end marker) could not be read."""
+    from llmvcr.entries import Entry, Request, Response
+    from llmvcr.writer import CassetteWriter
+
+    kept = Entry(
+        "google",
+        Request("POST", "/v1beta/m:streamGenerateContent"),
+        Response(200, body="data: {}\n\n"),
+        "sha256:a",
+    )
+    after = Entry("google", Request("GET", "/v1beta/models"), Response(200, body={"ok": True}), "sha256:b")
+    for suffix in ("yaml", "json"):
+        path = str(tmp_path / f"blank.{suffix}")
+        cassette, writer = llmvcr.Cassette(path), CassetteWriter(path)
+        for entry in (kept, after):  # one write each, as a recording appends them
+            cassette.append(entry)
+            writer.append(cassette, [entry])
+        loaded = llmvcr.load_cassette(path)
+        assert [e.response.body for e in loaded.entries] == ["data: {}\n\n", {"ok": True}]
+
+
 def test_deferred_entries_reach_disk_without_another_call(tmp_path: Path, anthropic_client: Any) -> None:
     from llmvcr._active import current_session
 
