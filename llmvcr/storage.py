@@ -182,7 +182,8 @@ def cassette_from_document(document: dict[str, Any], path: str, stale: Stale | N
         warnings.warn(
             f"{path}: entry {shown} was edited by hand (its stored request_hash no longer fits its "
             f"request); it answers its request as it reads now, never the one it was copied from. "
-            f"Store the new hash with: llmvcr rehash {path}",
+            f"Store the new hash with: llmvcr rehash {path} (a before_record hook that changes requests "
+            f"does this too: redact them with redact=, which runs before the hash)",
             EditedCassetteWarning,
             stacklevel=3,
         )

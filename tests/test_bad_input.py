@@ -206,9 +206,11 @@ def test_a_cut_linear_cassette_is_refused_too(tmp_path: Path, anthropic_client: 
             load(path)
 
 
-def test_a_cut_file_is_never_extended_by_a_recording(ten: Path, anthropic_client: Any) -> None:
+@pytest.mark.parametrize("where", ["between entries", "inside the last answer"])
+def test_a_cut_file_is_never_extended_by_a_recording(ten: Path, anthropic_client: Any, where: str) -> None:
     data = ten.read_bytes()
-    cut = data[: boundaries(data)[5]]
+    # inside: the last answer without its usage, which parses as a whole (shorter) answer
+    cut = data[: boundaries(data)[5] if where == "between entries" else data.rindex(b"usage:")]
     ten.write_bytes(cut)
     with pytest.raises(llmvcr.CassetteFormatError, match="truncated"):
         with llmvcr.recording(ten, record_mode="new_episodes"):
