@@ -139,6 +139,22 @@ class Cassette:
         """Entries loaded from the file that no call used (recorded ones count as used)."""
         return [self.entry(i) for i, n in enumerate(self._plays) if n == 0 and i < self.loaded_count]
 
+    # what pytest-recording tests read from their ``vcr`` fixture, under the same names
+    @property
+    def requests(self) -> list[Request]:
+        """Each entry's request in recording order, its body parsed (vcrpy's ``cassette.requests``)."""
+        return [entry.request for entry in self.entries]
+
+    @property
+    def play_counts(self) -> list[int]:
+        """How many calls each entry answered (vcrpy's ``play_counts``; its ``play_count`` is the sum)."""
+        return list(self._plays)
+
+    @property
+    def all_played(self) -> bool:
+        """Every entry answered a call (vcrpy's ``cassette.all_played``)."""
+        return all(self._plays)
+
     def drop_unplayed(self) -> int:
         """Remove loaded entries that were never played; returns how many went."""
         keep = [i for i, n in enumerate(self._plays) if n or i >= self.loaded_count]

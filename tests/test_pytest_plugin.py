@@ -108,8 +108,33 @@ def test_nothing_recorded():
 """
     )
     result = run(inner, "--llmvcr-record-mode=none")
-    result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*CassetteNotFoundError*record_mode='none'*"])
+    result.assert_outcomes(failed=1)  # at the call, as pytest-recording fails it
+    result.stdout.fnmatch_lines(
+        [
+            "*ReplayDivergence*",
+            "*no cassette at *test_none/test_nothing_recorded.yaml, and record_mode='none' forbids "
+            "recording. Record it locally and commit it: pytest 'test_none.py::test_nothing_recorded' "
+            "--llmvcr-record-mode=once*",
+        ]
+    )
+    assert not (inner.path / "cassettes").exists()
+
+
+def test_marked_test_with_no_cassette_and_no_call_passes_as_under_pytest_recording(
+    inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    inner.makepyfile(
+        test_empty=HEADER
+        + """
+@pytest.mark.llmvcr
+def test_no_call(llmvcr_cassette):
+    assert len(llmvcr_cassette) == 0
+"""
+    )
+    monkeypatch.setenv("CI", "true")
+    for extra in (["--llmvcr-record-mode=none"], []):
+        run(inner, *extra).assert_outcomes(passed=1)
+    assert not (inner.path / "cassettes").exists()
 
 
 def test_block_network_fails_at_once_naming_the_test(inner: pytest.Pytester) -> None:

@@ -1,0 +1,136 @@
+"""Switching a pytest-recording suite to llmvcr changes no result (issue 25).
+
+Cassettes here are written by pytest-recording itself (installed in the test environment), recording
+the real SDK against the loopback server; then the suite is switched to llmvcr and run offline.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+HEADER = """
+import os, anthropic, pytest
+URL = os.environ["LLM_URL"]
+
+def ask(text, max_tokens=16):
+    client = anthropic.Anthropic(api_key="sk-ant-inner-test-key-000", base_url=URL, max_retries=0)
+    return client.messages.create(model="claude-sonnet-4-5", max_tokens=max_tokens,
+                                  messages=[{"role": "user", "content": text}]).content[0].text
+"""
+
+
+@pytest.fixture
+def inner(pytester: pytest.Pytester, server: Any, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    monkeypatch.setenv("LLM_URL", server.url)
+    monkeypatch.delenv("CI", raising=False)
+    return pytester
+
+
+def run(p: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return p.runpytest_subprocess("-p", "no:cacheprovider", *args, timeout=120)
+
+
+def record_with_pytest_recording(p: pytest.Pytester, body: str) -> Path:
+    """The test module as a pytest-recording suite has it, recorded once by pytest-recording."""
+    p.makepyfile(test_chat=HEADER + body)
+    run(p, "-p", "no:llmvcr", "--record-mode=once").assert_outcomes(passed=1)
+    cassette = p.path / "cassettes" / "test_chat" / "test_one.yaml"
+    assert cassette.read_text().startswith("interactions:")  # vcrpy's file, not llmvcr's
+    return cassette
+
+
+STALE = """
+@pytest.mark.{marker}
+def test_one():
+    assert ask("hello", max_tokens={max_tokens}) == "Echo: hello"
+"""
+
+
+def test_a_stale_pytest_recording_cassette_still_passes_and_the_drift_is_reported(
+    inner: pytest.Pytester, server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cassette = record_with_pytest_recording(inner, STALE.format(marker="vcr", max_tokens=16))
+    # the project's code moved on: pytest-recording still replays it (method + URI)
+    inner.makepyfile(test_chat=HEADER + STALE.format(marker="vcr", max_tokens=64))
+    before = server.request_count
+    run(inner, "-p", "no:llmvcr", "--record-mode=none").assert_outcomes(passed=1)
+    # switched to llmvcr, offline on CI: the same result, and the drift is shown
+    inner.makepyfile(test_chat=HEADER + STALE.format(marker="llmvcr", max_tokens=64))
+    monkeypatch.setenv("CI", "true")
+    result = run(inner, "-p", "no:recording")
+    result.assert_outcomes(passed=1)
+    assert server.request_count == before
+    result.stdout.fnmatch_lines(
+        [
+            "llmvcr: 1 LLM call replayed*",
+            "  1 call replayed as recorded although the request differs from the recording, in 1 cassette "
+            "(--llmvcr-fail-on-stale makes each a failure):",
+            "    cassettes/test_chat/test_one.yaml: 1 call (method + URI), "
+            "request.body.max_tokens: recorded 16 != live 64",
+            "      see each difference: pytest test_chat.py::test_one --llmvcr-fail-on-stale",
+            "      re-record: llmvcr convert cassettes/test_chat/test_one.yaml --to llmvcr-yaml "
+            "-o cassettes/test_chat/test_one.yaml && pytest test_chat.py::test_one --llmvcr-record-mode=all",
+        ]
+    )
+    # the strict option turns it into a failure that shows the difference
+    strict = run(inner, "-p", "no:recording", "--llmvcr-fail-on-stale")
+    strict.assert_outcomes(failed=1)
+    strict.stdout.fnmatch_lines(["*on_stale='fail'*", "*request.body.max_tokens: recorded 16 != live 64*"])
+    assert server.request_count == before
+    assert cassette.read_text().startswith("interactions:")  # never written over
+
+
+def test_a_converted_cassette_keeps_its_recorded_matching_until_re_recorded(
+    inner: pytest.Pytester, server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from llmvcr.cli import main
+
+    cassette = record_with_pytest_recording(inner, STALE.format(marker="vcr", max_tokens=16))
+    inner.makepyfile(test_chat=HEADER + STALE.format(marker="llmvcr", max_tokens=64))
+    folder = str(inner.path / "cassettes")
+    assert main(["convert", folder, "--from", "vcrpy", "--to", "llmvcr-yaml", "-o", folder]) == 0
+    assert "entries:" in cassette.read_text()
+    monkeypatch.setenv("CI", "true")
+    converted = run(inner, "-p", "no:recording")
+    converted.assert_outcomes(passed=1)
+    converted.stdout.fnmatch_lines(
+        [
+            "*1 call replayed as recorded although the request differs*",
+            "      re-record: pytest test_chat.py::test_one --llmvcr-record-mode=all",
+        ]
+    )
+    # re-recorded, the cassette holds today's request and is matched strictly from then on
+    monkeypatch.delenv("CI")
+    run(inner, "-p", "no:recording", "--llmvcr-record-mode=all").assert_outcomes(passed=1)
+    assert "max_tokens: 64" in cassette.read_text()
+    inner.makepyfile(test_chat=HEADER + STALE.format(marker="llmvcr", max_tokens=65))
+    monkeypatch.setenv("CI", "true")
+    strict = run(inner, "-p", "no:recording")
+    strict.assert_outcomes(failed=1)
+    strict.stdout.fnmatch_lines(["*ReplayDivergence*", "*max_tokens: recorded 64 != live 65*"])
+
+
+def test_the_match_on_of_the_projects_vcr_config_is_how_its_cassettes_are_matched(
+    inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = """
+@pytest.fixture(scope="module")
+def vcr_config():
+    return {"match_on": ["method", "uri", "body"]}
+"""
+    record_with_pytest_recording(inner, config + STALE.format(marker="vcr", max_tokens=16))
+    monkeypatch.setenv("CI", "true")
+    # pytest-recording compared bodies for this project: a drifted body fails there and here alike
+    inner.makepyfile(test_chat=HEADER + config + STALE.format(marker="vcr", max_tokens=64))
+    run(inner, "-p", "no:llmvcr", "--record-mode=none").assert_outcomes(failed=1)
+    inner.makepyfile(test_chat=HEADER + config + STALE.format(marker="llmvcr", max_tokens=64))
+    run(inner).assert_outcomes(failed=1)
+    # and the same config renamed llmvcr_config by the migration means the same
+    renamed = config.replace("def vcr_config", "def llmvcr_config")
+    inner.makepyfile(test_chat=HEADER + renamed + STALE.format(marker="llmvcr", max_tokens=16))
+    run(inner, "-p", "no:recording").assert_outcomes(passed=1)
+    inner.makepyfile(test_chat=HEADER + renamed + STALE.format(marker="llmvcr", max_tokens=64))
+    run(inner, "-p", "no:recording").assert_outcomes(failed=1)
