@@ -192,12 +192,15 @@ def _options(
 
 
 def _path(request: pytest.FixtureRequest, name: str | None) -> str:
-    """The test's cassette: llmvcr's name for it, else the file pytest-recording wrote for it."""
-    ours = cassette_path(request.node, name)
-    if name is not None or os.path.lexists(ours):
+    """The test's cassette: llmvcr's name for it, the file pytest-recording wrote for it, or the
+    name earlier releases gave (with a warning to rename it)."""
+    if name is not None:
+        return cassette_path(request.node, name)
+    ours = cassette_path(request.node, cassette_name(request.node))
+    if os.path.lexists(ours):
         return ours
     theirs = _pytest_recording.cassette_path(request, _pytest_recording.vcr_config(request))
-    return theirs if os.path.lexists(theirs) else ours
+    return theirs if os.path.lexists(theirs) else cassette_path(request.node)
 
 
 class _Missing(CassetteContext):

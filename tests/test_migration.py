@@ -134,3 +134,95 @@ def vcr_config():
     run(inner, "-p", "no:recording").assert_outcomes(passed=1)
     inner.makepyfile(test_chat=HEADER + renamed + STALE.format(marker="llmvcr", max_tokens=64))
     run(inner, "-p", "no:recording").assert_outcomes(failed=1)
+
+
+IDS = """
+@pytest.mark.{marker}
+@pytest.mark.parametrize("text", ["a b", "ünï cödé", "x/y: z?", "q'uote"])
+def test_param(text):
+    assert ask(text) == "Echo: " + text
+
+class TestOuter:
+    @pytest.mark.{marker}
+    def test_in_class(self):
+        assert ask("in class") == "Echo: in class"
+
+    class TestInner:
+        @pytest.mark.{marker}
+        def test_nested(self):
+            assert ask("nested") == "Echo: nested"
+
+@pytest.mark.{marker}
+@pytest.mark.default_cassette("shared_name")
+def test_named_by_marker():
+    assert ask("named") == "Echo: named"
+"""
+
+OWN_DIR = """
+@pytest.fixture(scope="module")
+def vcr_cassette_dir(request):
+    return os.path.join(os.path.dirname(str(request.node.path)), "recorded", "elsewhere")
+
+@pytest.fixture
+def default_cassette_name(request):
+    return "custom-" + request.node.name.replace(" ", "_")
+
+@pytest.mark.{marker}
+@pytest.mark.parametrize("text", ["p q"])
+def test_custom(text):
+    assert ask(text) == "Echo: " + text
+"""
+
+
+def test_pytest_recordings_file_is_found_for_every_test_id(
+    inner: pytest.Pytester, server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sub = inner.mkpydir("sub")
+    (sub / "deeper").mkdir()
+    (sub / "deeper" / "__init__.py").write_text("")
+    files = {"test_ids.py": IDS, "sub/deeper/test_own_dir.py": OWN_DIR}
+    for name, body in files.items():
+        (inner.path / name).write_text(HEADER + body.replace("{marker}", "vcr"))
+    run(inner, "-p", "no:llmvcr", "--record-mode=once").assert_outcomes(passed=8)
+    recorded = sorted(str(p.relative_to(inner.path)) for p in inner.path.rglob("*.yaml"))
+    assert "sub/deeper/recorded/elsewhere/custom-test_custom[p_q].yaml" in recorded
+    assert "cassettes/test_ids/TestInner.test_nested.yaml" in recorded  # the innermost class only
+    before = server.request_count
+    for name, body in files.items():
+        (inner.path / name).write_text(HEADER + body.replace("{marker}", "llmvcr"))
+    monkeypatch.setenv("CI", "true")
+    # with pytest-recording's fixtures loaded, and with the plugin gone (llmvcr mirrors its naming)
+    for plugins in ([], ["-p", "no:recording"]):
+        result = run(inner, *plugins, "-W", "error::FutureWarning")
+        result.assert_outcomes(passed=8)
+        result.stdout.fnmatch_lines(["llmvcr: 8 LLM calls replayed, 0 recorded, 0 cassettes written*"])
+    assert server.request_count == before
+    assert sorted(str(p.relative_to(inner.path)) for p in inner.path.rglob("*.yaml")) == recorded
+
+
+def test_what_tests_read_from_vcr_is_on_the_llmvcr_cassette(
+    inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    body = """
+@pytest.mark.{marker}
+def test_one({fixture}):
+    assert ask("hello") == "Echo: hello"
+    assert {fixture}.requests[0].{body}["messages"][0]["content"] == "hello"
+    assert {played} and {fixture}.all_played
+"""
+    sent = "body and json.loads(vcr.requests[0].body)"
+    recording = body.format(marker="vcr", fixture="vcr", body=sent, played="True")
+    inner.makepyfile(test_chat=HEADER + "import json\n" + recording.replace(" and vcr.all_played", ""))
+    run(inner, "-p", "no:llmvcr", "--record-mode=once").assert_outcomes(passed=1)
+    replaying = body.format(marker="vcr", fixture="vcr", body=sent, played="vcr.play_count == 1")
+    inner.makepyfile(test_chat=HEADER + "import json\n" + replaying)
+    run(inner, "-p", "no:llmvcr", "--record-mode=none").assert_outcomes(passed=1)
+    monkeypatch.setenv("CI", "true")
+    for fixture in ("llmvcr_cassette", "vcr"):
+        if fixture == "vcr":  # the optional fixture name, for a suite that no longer loads pytest-recording
+            inner.makeini("[pytest]\nllmvcr_vcr_fixture = true\n")
+        played = f"sum({fixture}.play_counts) == 1"
+        inner.makepyfile(
+            test_chat=HEADER + body.format(marker="llmvcr", fixture=fixture, body="body", played=played)
+        )
+        run(inner, "-p", "no:recording").assert_outcomes(passed=1)
