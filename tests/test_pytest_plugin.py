@@ -418,3 +418,28 @@ def test_word(word):
     result.stdout.fnmatch_lines(
         ["llmvcr: 4 LLM calls replayed, 0 recorded, 0 cassettes written, 0 unplayed entries;*"]
     )
+
+
+def test_a_divergence_names_the_test_to_re_record_and_its_cassette_is_not_offered_to_prune(
+    inner: pytest.Pytester,
+) -> None:
+    body = """
+class TestChat:
+    @pytest.mark.llmvcr
+    @pytest.mark.parametrize("n", [1])
+    def test_one(self, n):
+        assert ask("{prompt}") == "Echo: {prompt}"
+"""
+    inner.makepyfile(test_div=HEADER + body.format(prompt="first"))
+    run(inner).assert_outcomes(passed=1)
+    inner.makepyfile(test_div=HEADER + body.format(prompt="changed"))
+    result = run(inner, "--llmvcr-record-mode=none")
+    result.assert_outcomes(failed=1)
+    text = result.stdout.str()
+    assert "-k <test>" not in text
+    assert "(pytest 'test_div.py::TestChat::test_one[1]' --llmvcr-record-mode=all)" in text
+    assert (
+        "  1 cassette with unused entries whose test failed (it may have stopped before using them: "
+        "make it pass before pruning):\n    cassettes/test_div/TestChat.test_one[1].yaml: 1 entry\n"
+    ) in text
+    assert "llmvcr prune" not in text

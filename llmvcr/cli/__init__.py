@@ -17,27 +17,51 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import warnings
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from ..errors import LLMVCRError
 from ..linear import LAYOUTS
+from ..options import did_you_mean
 from ..schema import LLMVCR_VERSION
 from .files import cmd_convert, cmd_prune, cmd_rehash, cmd_scan
 from .inspect import cmd_diff, cmd_ls, cmd_show
 from .reading import SOURCES, TARGETS
 
-
 # -- the parser -------------------------------------------------------------------------------------
+_FLAGS: set[str] = set()  # every option of every command, for "did you mean"
+_CHOICE = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)$")
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse, with usage errors on one line that say where the help is."""
+    """argparse, with usage errors on one line that say where the help is, and the closest valid
+    name for a mistyped command, option or value."""
+
+    def add_argument(self, *names: Any, **kwargs: Any) -> argparse.Action:
+        _FLAGS.update(n for n in names if isinstance(n, str) and n.startswith("--"))
+        return super().add_argument(*names, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         if "required: COMMAND" in message or "required: command" in message:
             message = "no command given"
-        self.exit(2, f"{self.prog}: error: {message}; see '{self.prog} --help'\n")
+        self.exit(2, f"{self.prog}: error: {message}{_suggestion(message)}; see '{self.prog} --help'\n")
+
+
+def _suggestion(message: str) -> str:
+    """``; did you mean '--layout'?`` for argparse's unknown-option and invalid-choice errors."""
+    choice = _CHOICE.search(message)
+    if choice is not None:
+        valid = re.findall(r"'([^']*)'", choice.group(2))
+        return did_you_mean(choice.group(1), valid)
+    if message.startswith("unrecognized arguments: "):
+        for word in message.removeprefix("unrecognized arguments: ").split():
+            hint = did_you_mean(word.split("=", 1)[0], _FLAGS) if word.startswith("-") else ""
+            if hint:
+                return hint
+    return ""
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -55,10 +55,14 @@ def cmd_convert(args: argparse.Namespace, out: TextIO) -> int:
     if os.path.isdir(args.src):
         return _convert_folder(args, out)
     src = existing(args.src)
-    if os.path.isdir(args.output):
-        raise CommandError(f"{args.output} is a folder; -o names the output file when SRC is a file")
+    output = args.output
+    if os.path.isdir(output) or output.endswith(("/", os.sep)):  # a folder, made if missing: SRC's name in it
+        stem = os.path.basename(src)
+        stem = stem[: -len(".gz")] if stem.lower().endswith(".gz") else stem
+        os.makedirs(output, exist_ok=True)
+        output = os.path.join(output, os.path.splitext(stem)[0] + TARGET_SUFFIX[args.to])
     cassette = load_any(src, args.from_format)
-    target = write_as(cassette, args.output, args.to, args.layout)
+    target = write_as(cassette, output, args.to, args.layout)
     print(f"wrote {target} ({args.to}, {entries(len(cassette))} from {src})", file=out)
     return 0
 
@@ -104,7 +108,6 @@ def _convert_one(args: argparse.Namespace, path: str, out: TextIO) -> tuple[str,
     target = _target(args, path)
     same_kind = fmt == "llmvcr" and args.to.startswith("llmvcr-") and format_of(path) == format_of(target)
     if same_kind and args.from_format is None and args.layout is None:
-        print(f"skipped {path}: already {args.to}", file=sys.stderr)
         return (path, fmt, "-", f"skipped: already {args.to}")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -127,8 +130,7 @@ def _convert_one(args: argparse.Namespace, path: str, out: TextIO) -> tuple[str,
         return (path, fmt, str(len(cassette)), "kept: also holds non-LLM calls vcrpy needs")
     for warning in caught:
         print(f"llmvcr: warning: {' '.join(str(warning.message).split())}", file=sys.stderr)
-    write_as(cassette, target, args.to, args.layout)
-    print(f"wrote {target} ({args.to}, {entries(len(cassette))} from {path})", file=out)
+    write_as(cassette, target, args.to, args.layout)  # the table says so: no line of its own
     return (path, fmt, str(len(cassette)), f"wrote {target}")
 
 
