@@ -226,3 +226,114 @@ def test_one({fixture}):
             test_chat=HEADER + body.format(marker="llmvcr", fixture=fixture, body="body", played=played)
         )
         run(inner, "-p", "no:recording").assert_outcomes(passed=1)
+
+
+SUITE = """
+import os, anthropic, pytest
+URL = os.environ["LLM_URL"]
+
+def ask(text):
+    client = anthropic.Anthropic(api_key="sk-ant-inner-test-key-000", base_url=URL, max_retries=0)
+    return client.messages.create(model="claude-sonnet-4-5", max_tokens=16,
+                                  messages=[{"role": "user", "content": text}]).content[0].text
+
+
+@pytest.fixture(scope="module")
+def vcr_config():
+    return {"match_on": ["method", "uri"], "filter_headers": [("x-api-key", "DUMMY")],
+            "decode_compressed_response": True}
+
+
+@pytest.fixture
+def settings(vcr_config):
+    return dict(vcr_config)
+
+
+@pytest.mark.vcr
+def test_plain(settings):
+    assert ask("plain") == "Echo: plain"
+    assert settings["match_on"] == ["method", "uri"]
+
+
+@pytest.mark.vcr()
+def test_reads_vcr(vcr):
+    assert ask("read") == "Echo: read"
+    assert vcr.play_count <= 1 and "read" in str(vcr.requests[0].body)  # 0 while recording
+
+
+@pytest.mark.vcr
+class TestChat:
+    def test_in_class(self):
+        assert ask("in class") == "Echo: in class"
+
+
+@pytest.mark.vcr
+def test_with_a_health_check():
+    assert ask("mixed") == "Echo: mixed"
+"""
+
+
+def test_llmvcr_migrate_shows_a_diff_then_rewrites_and_every_test_still_passes(
+    inner: pytest.Pytester, server: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import yaml
+
+    from llmvcr.cli import main
+
+    module = inner.path / "tests" / "test_suite.py"
+    module.parent.mkdir()
+    module.write_text(SUITE)
+    run(inner, "-p", "no:llmvcr", "--record-mode=once").assert_outcomes(passed=4)
+    # the tool this test drives also checks a URL: that interaction is in its cassette too
+    mixed = inner.path / "tests" / "cassettes" / "test_suite" / "test_with_a_health_check.yaml"
+    document = yaml.safe_load(mixed.read_text())
+    document["interactions"].append(
+        {
+            "request": {
+                "method": "HEAD",
+                "uri": "https://images.example.com/a.png",
+                "body": None,
+                "headers": {},
+            },
+            "response": {"status": {"code": 200, "message": "OK"}, "headers": {}, "body": {"string": ""}},
+        }
+    )
+    mixed.write_text(yaml.safe_dump(document))
+    (inner.path / "pytest.ini").write_text("[pytest]\naddopts = --record-mode=none\n")
+    before = server.request_count
+    monkeypatch.setenv("CI", "true")
+    run(inner, "-p", "no:llmvcr").assert_outcomes(passed=4)  # as-is under pytest-recording, offline
+    original = module.read_text()
+
+    monkeypatch.chdir(inner.path)
+    assert main(["migrate", "tests"]) == 0
+    shown = capsys.readouterr().out
+    assert module.read_text() == original  # a dry run writes nothing
+    assert "-@pytest.mark.vcr\n+@pytest.mark.llmvcr\n" in shown
+    assert "-def vcr_config():\n+def llmvcr_config():\n" in shown
+    assert "nothing written; apply it with: llmvcr migrate tests --write" in shown
+    assert (
+        "tests/test_suite.py:40: test_with_a_health_check stays on pytest-recording: "
+        "tests/cassettes/test_suite/test_with_a_health_check.yaml also holds calls to other hosts"
+    ) in shown, shown[-1500:]
+
+    assert main(["migrate", ".", "--write"]) == 0
+    capsys.readouterr()
+    migrated = module.read_text()
+    assert migrated.count("@pytest.mark.llmvcr") == 3 and migrated.count("@pytest.mark.vcr") == 1
+    assert "def llmvcr_config():" in migrated and "def settings(llmvcr_config):" in migrated
+    assert "def test_reads_vcr(llmvcr_cassette):" in migrated
+    assert (
+        'sum(llmvcr_cassette.play_counts) <= 1 and "read" in str(llmvcr_cassette.requests[0].body)'
+        in migrated
+    )
+    assert (inner.path / "pytest.ini").read_text() == (
+        "[pytest]\naddopts = --record-mode=none --llmvcr-record-mode=none\n"  # one test stays on vcr
+    )
+    result = run(inner)  # both plugins, offline, on CI: in place
+    result.assert_outcomes(passed=4)
+    result.stdout.fnmatch_lines(["llmvcr: 3 LLM calls replayed*"])
+    folder = str(inner.path / "tests" / "cassettes")
+    assert main(["convert", folder, "--from", "vcrpy", "--to", "llmvcr-yaml", "-o", folder]) == 0
+    run(inner).assert_outcomes(passed=4)  # converted
+    assert server.request_count == before

@@ -8,6 +8,7 @@
     llmvcr scan PATH...                   exit 1 when anything looks like a credential
     llmvcr prune PATH...                  drop the entries the last run did not play
     llmvcr rehash CASSETTE...             after a hand edit: check every entry, count them, store hashes
+    llmvcr migrate [PATH] [--write]       a pytest-recording suite onto llmvcr's marker (a diff first)
 
 Errors are one line on stderr (what went wrong, with which file, and what to do) and exit status 2;
 ``diff`` and ``scan`` exit 1 for "different" and "found".
@@ -29,6 +30,7 @@ from ..options import did_you_mean
 from ..schema import LLMVCR_VERSION
 from .files import cmd_convert, cmd_prune, cmd_rehash, cmd_scan
 from .inspect import cmd_diff, cmd_ls, cmd_show
+from .migrate import add_parser as add_migrate_parser
 from .reading import SOURCES, TARGETS
 
 # -- the parser -------------------------------------------------------------------------------------
@@ -174,6 +176,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rehash.add_argument("cassettes", nargs="+", metavar="CASSETTE", help="cassette files")
     rehash.set_defaults(run=cmd_rehash)
+    add_migrate_parser(commands)
     return parser
 
 
