@@ -222,9 +222,9 @@ def test_one({fixture}):
         if fixture == "vcr":  # the optional fixture name, for a suite that no longer loads pytest-recording
             inner.makeini("[pytest]\nllmvcr_vcr_fixture = true\n")
         played = f"sum({fixture}.play_counts) == 1"
-        inner.makepyfile(
-            test_chat=HEADER + body.format(marker="llmvcr", fixture=fixture, body="body", played=played)
-        )
+        sent = f"json and json.loads({fixture}.requests[0].body)"  # parsed, and the bytes vcrpy gives
+        migrated = body.format(marker="llmvcr", fixture=fixture, body=sent, played=played)
+        inner.makepyfile(test_chat=HEADER + "import json\n" + migrated)
         run(inner, "-p", "no:recording").assert_outcomes(passed=1)
 
 
