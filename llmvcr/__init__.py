@@ -13,6 +13,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from .errors import (
+    AnswerShapeError,
     CassetteFormatError,
     CassetteNotFoundError,
     CassetteWriteError,
@@ -20,6 +21,7 @@ from .errors import (
     NetworkBlockedError,
     ReplayDivergence,
     ReplayDivergenceWarning,
+    TruncatedStreamError,
 )
 
 _LAZY = {
@@ -31,7 +33,7 @@ _LAZY = {
     "Entry": "cassette",
     "Request": "cassette",
     "Response": "cassette",
-    "load_cassette": "storage",
+    "load_cassette": "api",  # imported there with the in-place reader of other recorders' files
     "save_cassette": "writer",
     "register_matcher": "matching",
     "placeholder": "matching",
@@ -50,6 +52,7 @@ _LAZY = {
 }
 
 __all__ = [
+    "AnswerShapeError",
     "Cassette",
     "CassetteFormatError",
     "CassetteNotFoundError",
@@ -63,6 +66,7 @@ __all__ = [
     "ReplayDivergenceWarning",
     "Request",
     "Response",
+    "TruncatedStreamError",
     "configure",
     "create_recording_adapter",
     "create_replay_adapter",
@@ -98,6 +102,7 @@ def __getattr__(name: str) -> Any:
 
 
 if TYPE_CHECKING:
+    from .api import load_cassette as load_cassette
     from .api import recording as recording
     from .api import use_cassette as use_cassette
     from .cassette import Cassette as Cassette
@@ -120,5 +125,4 @@ if TYPE_CHECKING:
     from .providers import Provider as Provider
     from .providers import register_provider as register_provider
     from .providers.function import patch_function as patch_function
-    from .storage import load_cassette as load_cassette
     from .writer import save_cassette as save_cassette

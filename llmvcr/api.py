@@ -20,8 +20,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import _active, providers
 from .cassette import Cassette
+from .convert import vcrpy as vcrpy  # registers the in-place reader of vcrpy cassettes with storage
 from .options import Options, resolve_path
 from .session import Session
+from .storage import load_cassette as load_cassette  # llmvcr.load_cassette: with the vcrpy reader
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack

@@ -39,6 +39,9 @@ class Response:
     ``stream`` holds ``{"event": name?, "data": parsed-json-or-text, "t": ms-offset?}``
     mappings. ``truncated`` marks a stream the caller stopped reading early while recording;
     ``failure`` is the connection error that ended a stream mid-way, replayed as the same error.
+    ``as_asked`` marks an answer whose source did not record whether the call streamed (a trace):
+    it is served in the shape the live request asks for, a stream built from ``body`` with the
+    provider's event grammar when the request streams (``llmvcr.wire``).
     """
 
     status: int
@@ -47,6 +50,7 @@ class Response:
     stream: list[dict[str, Any]] | None = None
     truncated: bool = False
     failure: str | None = None
+    as_asked: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,6 +5,8 @@
     LLMVCRError                          anything llmvcr raises on its own account
     ├── ReplayDivergence                 no recorded entry answers a request, and recording is off
     ├── ReplayExhausted                  a replayed WebSocket has no recorded message left for recv()
+    ├── AnswerShapeError                 a recorded answer does not fit its call (a stream for a plain call)
+    ├── TruncatedStreamError             a replayed stream is read past the point its recording was cut
     ├── RecordedCallError                a patched function's recorded exception cannot be rebuilt
     ├── NetworkBlockedError              an LLM call (or a socket) outside a cassette, refused
     ├── UnrecognizedRequestError         a request no provider claims, inside a replay-only cassette
@@ -58,6 +60,17 @@ class ReplayDivergence(LLMVCRError):
 
 class ReplayExhausted(LLMVCRError):
     """``recv()`` on a replayed WebSocket that has no recorded message left to give."""
+
+
+class AnswerShapeError(LLMVCRError):
+    """The entry that matches a call holds an answer of the wrong shape: a plain body for a call
+    that asks for a stream, or a stream for one that does not. Raised before anything is served;
+    the message names the cassette and the entry, and says how to re-record or fix it."""
+
+
+class TruncatedStreamError(LLMVCRError):
+    """A stream recorded cut short (``truncated: true``: the caller stopped reading while recording)
+    is read past the cut on replay. The recording holds no more; re-record the call to read it whole."""
 
 
 class RecordedCallError(LLMVCRError):

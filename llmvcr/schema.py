@@ -66,6 +66,8 @@ def entry_to_mapping(entry: Entry) -> dict[str, Any]:
         response["truncated"] = True
     if res.failure:
         response["failure"] = res.failure
+    if res.as_asked:
+        response["as_asked"] = True
     return {
         "provider": entry.provider,
         "request": request,
@@ -246,6 +248,7 @@ def entry_from_mapping(raw: Mapping[str, Any], path: str, position: int) -> Entr
     provider = _need(raw, "provider", str, path, position, "provider", "")
     truncated = _need(response, "truncated", bool, path, position, "response.truncated", False)
     failure = _need(response, "failure", (str, type(None)), path, position, "response.failure", None)
+    as_asked = _need(response, "as_asked", bool, path, position, "response.as_asked", False)
     return Entry(
         provider=provider,
         request=Request(
@@ -262,6 +265,7 @@ def entry_from_mapping(raw: Mapping[str, Any], path: str, position: int) -> Entr
             stream=stream,
             truncated=truncated,
             failure=failure or None,
+            as_asked=as_asked,
         ),
         request_hash=request_hash,
     )

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from . import faults
+from . import faults, wire
 from .cassette import Cassette, Entry, Request, Response
 from .diff import divergence_message, nearest_diff
 from .errors import (
@@ -232,6 +232,8 @@ class Session:
                 with self._lock:
                     candidates = self._index().get(key, [])
                 position = self.cassette.claim(candidates, allow_repeats=self.options.allow_playback_repeats)
+            if position is None:
+                position = self._claim_as_asked(name, request)
         if position is not None:
             if self.recorded_match_on is not None and self.options.mode == "strict":
                 self._note_stale(position, normalised, stored_hash, request)
@@ -319,8 +321,28 @@ class Session:
         )
         return True
 
+    def _claim_as_asked(self, name: str, request: Request) -> int | None:
+        """A streamed call answered by an ``as_asked`` entry, stored as the plain call (its source,
+        a trace, never said whether the call streamed)."""
+        fmt = wire.lookup(name)
+        if fmt is None or not fmt.asks_stream(request):
+            return None
+        plain = fmt.plain_request(request).normalised()
+        fingerprinter = self.options.fingerprinter
+        key = default_request_hash(plain) if fingerprinter.is_default else fingerprinter.request_hash(plain)
+        with self._lock:
+            candidates = [i for i in self._index().get(key, []) if self.cassette.entry(i).response.as_asked]
+        return self.cassette.claim(candidates, allow_repeats=self.options.allow_playback_repeats)
+
     def _serve(self, name: str, request: Request, position: int, stored_hash: str) -> Decision:
+        """The decision serving entry ``position`` to ``request``, once its answer is checked to fit."""
         entry = self.cassette.entry(position)
+        where = (
+            f"{self.path or 'cassette'}: entry {position} ({entry.provider} {request.method} {request.path})"
+        )
+        response = wire.answer_for(where, entry.provider or name, request, entry.response)
+        if response is not entry.response:
+            entry = Entry(entry.provider, entry.request, response, entry.request_hash)
         with self._lock:
             self.replayed += 1
             self.served.append(entry)

@@ -11,9 +11,9 @@ import orjson
 
 from . import exactjson
 from .cassette import Cassette
-from .convert.vcrpy import foreign_format, from_vcrpy
 from .entries import Entry
 from .errors import CassetteFormatError, ForeignCassetteError
+from .foreign import foreign_format, reader_for
 from .linear import FULL_VERSION, LINEAR_VERSION, layout_of, pack, unpack
 from .parse_cache import ParseCache, YamlAliasError, cache_folder_for, parse_yaml
 from .schema import entry_to_mapping, migrate
@@ -136,7 +136,10 @@ def load_cassette(path: str | os.PathLike[str]) -> Cassette:
     try:
         document = parse_document(data, path)
     except ForeignCassetteError as err:  # vcrpy, cassetter, LangChain: read in place
-        cassette = from_vcrpy(path, data)
+        read = reader_for(foreign_format(data[:65536]) or "vcrpy")
+        if read is None:  # no importer loaded: the error says how to convert it
+            raise
+        cassette: Cassette = read(path, data)
         cassette.path = path
         cassette.read_only = str(err)
         cassette.loaded_count = len(cassette)

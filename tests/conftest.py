@@ -103,6 +103,15 @@ def async_openai_client(server: LLMServer) -> Any:
     return openai.AsyncOpenAI(api_key=OPENAI_SENTINEL, base_url=server.url + "/v1", max_retries=0)
 
 
+@pytest.fixture
+def google_client(server: LLMServer) -> Any:
+    from google import genai
+    from google.genai import types
+
+    options = types.HttpOptions(base_url=server.url, retry_options=types.HttpRetryOptions(attempts=1))
+    return genai.Client(api_key="gemini-test-key", http_options=options)
+
+
 class NetworkBlocked(AssertionError):
     pass
 

@@ -656,3 +656,45 @@ def test_a_mistyped_record_mode_or_option_gets_a_did_you_mean(pytester: pytest.P
     result.stderr.fnmatch_lines(
         ["*unknown record mode 'onse'; did you mean 'once'? (valid: once, new_episodes, none, all)*"]
     )
+
+
+# -- a conversion never succeeds empty -------------------------------------------------------------
+def test_a_conversion_that_yields_no_entry_fails_and_writes_nothing(
+    capsys: pytest.CaptureFixture[str], anthropic_client: Any, tmp_path: Path
+) -> None:
+    with llmvcr.recording("fails") as cassette, pytest.raises(anthropic.RateLimitError):
+        anthropic_client.messages.create(
+            model="claude-test", max_tokens=32, messages=[{"role": "user", "content": "__status_429__"}]
+        )
+    trace = Path(llmvcr.to_regista_trace(cassette, tmp_path / "fails.jsonl"))  # a request, no answer
+    with pytest.raises(llmvcr.CassetteFormatError, match=r"fails\.jsonl: 1 llm\.request event\(s\) but no"):
+        llmvcr.from_regista_trace(trace)  # the API: an error, never an empty cassette
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("interactions: []\nversion: 1\n")
+    for source in (trace, empty):
+        out = tmp_path / (source.stem + ".out.yaml")
+        status, _, err = run(capsys, "convert", str(source), "--to", "llmvcr-yaml", "-o", str(out))
+        assert status != 0 and not out.exists(), err
+        assert str(source) in err
+    assert "no call in this vcrpy file could be converted (0 entries" in err
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    (folder / "empty.yaml").write_text(empty.read_text())
+    status, out_text, _ = run(
+        capsys, "convert", str(folder), "--to", "llmvcr-yaml", "-o", str(tmp_path / "o")
+    )
+    assert status == 2 and "FAILED: no call in this vcrpy file could be converted" in out_text
+
+
+def test_ls_and_show_read_each_provider_from_its_wire_description(capsys: pytest.CaptureFixture[str]) -> None:
+    """Gemini names its model in the path and its error in its own shape: ls and show say both."""
+    corpus = Path(__file__).parent / "data" / "vcrpy_real" / "pydantic-ai"
+    status, out, _ = run(capsys, "show", str(corpus / "TestGoogle.test_embed_error.yaml"))
+    assert status == 0
+    assert (
+        "[0] google POST /v1beta/models/nonexistent-model:batchEmbedContents · nonexistent-model · 404" in out
+    )
+    assert "→ error: models/nonexistent-model is not found" in out
+    status, out, _ = run(capsys, "ls", str(corpus))
+    row = next(line for line in out.splitlines() if line.startswith("test_google_model_stream.yaml"))
+    assert row.split()[6:8] == ["google", "gemini-2.0-flash-exp"]  # after "(vcrpy, read in place) 1"

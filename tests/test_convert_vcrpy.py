@@ -13,11 +13,14 @@ from typing import Any
 
 import anthropic
 import brotli
+import openai
 import pytest
 import vcr
 import yaml
 import zstandard
 from conftest import ANTHROPIC_SENTINEL, OPENAI_SENTINEL
+from google import genai
+from google.genai import errors, types
 
 import llmvcr
 from llmvcr.convert import ConversionWarning
@@ -197,7 +200,10 @@ def test_other_hosts_are_left_out_and_bad_files_named(tmp_path: Path) -> None:
             }
         )
     )
-    with pytest.raises(llmvcr.CassetteFormatError, match=r"none of its 1 interaction\(s\) is an Anthropic"):
+    with pytest.raises(
+        llmvcr.CassetteFormatError,
+        match=r"none of its 1 interaction\(s\) is a call of a provider llmvcr knows.*example\.com",
+    ):
         llmvcr.from_vcrpy(source)  # nothing to replay is an error, never an empty cassette
     source.write_text("entries: []\n")
     with pytest.raises(llmvcr.CassetteFormatError, match="not a vcrpy cassette"):
@@ -510,3 +516,72 @@ def test_the_importer_reads_a_request_as_the_live_seam_does(
     with llmvcr.recording(target, record_mode="none") as replayed:
         assert call() == live
     assert server.request_count == before and blocked == [] and replayed.unplayed == []
+
+
+# -- streams stored without headers, and Gemini ---------------------------------------------------
+CHUNK = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "gpt-x"}
+SSE_BODY = "".join(
+    f"data: {json.dumps({**CHUNK, 'choices': [{'index': 0, 'delta': delta, 'finish_reason': finish}]})}\n\n"
+    for delta, finish in [({"role": "assistant", "content": ""}, None), ({"content": "Hel"}, None),
+                          ({"content": "lo"}, None), ({}, "stop")]
+) + "data: [DONE]\n\n"  # fmt: skip
+
+
+@pytest.mark.parametrize("how", ["in_place", "converted"])
+def test_a_stream_stored_without_headers_is_read_as_a_stream(tmp_path: Path, how: str) -> None:
+    """Serializers that drop every header (openinference's, LangChain's) keep no content type: the
+    body's ``data:`` lines say it is a stream, and it replays whole, not as an empty stream."""
+    body = {"model": "gpt-x", "messages": USER, "stream": True}
+    request = {
+        "body": json.dumps(body),
+        "headers": {},
+        "method": "POST",
+        "uri": "https://api.openai.com/v1/chat/completions",
+    }
+    response = {"body": {"string": SSE_BODY}, "headers": {}, "status": {"code": 200, "message": "OK"}}
+    path = write(tmp_path, one(request, response))
+    entry = llmvcr.from_vcrpy(path).entries[0]
+    assert entry.response.stream is not None and entry.response.stream[-1]["data"] == "[DONE]"
+    if how == "converted":
+        path = tmp_path / "converted.yaml"
+        llmvcr.save_cassette(path, llmvcr.from_vcrpy(tmp_path / "c.yaml"))
+    client = openai.OpenAI(api_key=OPENAI_SENTINEL, max_retries=0)
+    with llmvcr.use_cassette(path, record_mode="none"):
+        chunks = list(client.chat.completions.create(model="gpt-x", messages=USER, stream=True))
+    assert "".join(c.choices[0].delta.content or "" for c in chunks) == "Hello"
+
+
+def test_gemini_calls_in_a_cassetter_file_replay_through_google_genai(tmp_path: Path) -> None:
+    """cassetter's typed bodies around Gemini calls: generateContent, its SSE stream, an error."""
+
+    def reply(text: str, last: bool) -> dict[str, Any]:
+        candidate: dict[str, Any] = {"content": {"role": "model", "parts": [{"text": text}]}, "index": 0}
+        return {"candidates": [{**candidate, "finishReason": "STOP"} if last else candidate]}
+
+    base = "https://generativelanguage.googleapis.com/v1beta/models/gemini-x"
+    question = {"contents": [{"parts": [{"text": "hi"}], "role": "user"}]}
+    sse = "".join(f"data: {json.dumps(reply(t, t == 'lo'))}\r\n\r\n" for t in ("Hel", "lo"))
+    error = {"error": {"code": 429, "message": "quota", "status": "RESOURCE_EXHAUSTED"}}
+    document = {"interactions": [
+        {"request": {"method": "POST", "uri": f"{base}:generateContent", "headers": {}, "body": {"type": "json", "content": question}},
+         "response": {"status": 200, "headers": {"content-type": ["application/json"]}, "body": {"type": "json", "content": reply("Hello", True)}}},
+        {"request": {"method": "POST", "uri": f"{base}:streamGenerateContent?alt=sse", "headers": {}, "body": {"type": "json", "content": question}},
+         "response": {"status": 200, "headers": {}, "body": {"type": "text", "content": sse}}},
+        {"request": {"method": "POST", "uri": f"{base}:countTokens", "headers": {}, "body": {"type": "json", "content": question}},
+         "response": {"status": 429, "headers": {}, "body": {"type": "json", "content": error}}},
+    ]}  # fmt: skip
+    path = write(tmp_path, document)
+    cassette = llmvcr.from_vcrpy(path)
+    assert [e.provider for e in cassette.entries] == ["google"] * 3
+    assert cassette.metadata["converted_from"]["format"] == "cassetter"
+    options = types.HttpOptions(api_version="v1beta", retry_options=types.HttpRetryOptions(attempts=1))
+    client = genai.Client(api_key="gemini-placeholder", http_options=options)
+    with llmvcr.use_cassette(path, record_mode="none"):
+        assert client.models.generate_content(model="gemini-x", contents="hi").text == "Hello"
+        assert [c.text for c in client.models.generate_content_stream(model="gemini-x", contents="hi")] == [
+            "Hel",
+            "lo",
+        ]
+        with pytest.raises(errors.ClientError, match="quota") as raised:
+            client.models.count_tokens(model="gemini-x", contents="hi")
+    assert raised.value.code == 429

@@ -60,7 +60,16 @@ def test_the_corpus_is_real_and_covers_every_call_shape() -> None:
     every = [c for f in FILES for c in calls(f)]
     assert any(c.body.get("stream") for c in every) and any(c.status >= 400 for c in every)
     assert any("tools" in c.body for c in every) and any(c.path.endswith("/embeddings") for c in every)
-    assert {c.host for c in every} == {"api.anthropic.com", "api.openai.com"}
+    assert {c.host for c in every} == {
+        "api.anthropic.com",
+        "api.openai.com",
+        "generativelanguage.googleapis.com",
+    }
+    gemini = {c.path.rsplit(":", 1)[-1] for c in every if c.host.startswith("generativelanguage")}
+    assert {"generateContent", "streamGenerateContent", "batchEmbedContents"} <= gemini
+    assert any(c.query.get("alt") == "sse" for c in every) and any(
+        c.path.endswith(":streamGenerateContent") and "alt" not in c.query for c in every
+    )
 
 
 @pytest.mark.parametrize("how", ["converted", "in_place"])
@@ -194,7 +203,12 @@ def test_a_folder_conversion_prints_a_table_and_fails_loudly(
     assert (
         "FAILED: entry 0: an interaction needs a request and a response" in rows[str(folder / "broken.yaml")]
     )
-    assert "kept: no LLM calls, left to vcrpy" in rows[str(folder / "other.yaml")]
+    assert (
+        "kept: none of its 1 interaction(s) is an LLM call (to example.com), left to vcrpy"
+        in rows[str(folder / "other.yaml")]
+    )
+    gemini = rows[str(folder / "llm-gemini" / "test_prompt.yaml")]
+    assert "wrote" in gemini and "kept" not in gemini  # Gemini is converted, never "no LLM calls"
     gz = str(folder / "langchain-layout" / "test_anthropic_message_create_legacy.yaml.gz")
     assert "langchain-gz" in rows[gz] and "wrote" in rows[gz]
     assert table[-1].endswith("; 1 failed (see above; fix or convert them one by one)")

@@ -145,9 +145,19 @@ def test_breaking_out_and_closing_while_recording_keeps_what_was_received(
     with llmvcr.recording("early", record_mode="none"):
         assert break_and_close() == (received, live_error, seen)
     with llmvcr.recording("early", record_mode="none"):
-        again = [c.model_dump() for c in _chat_stream(openai_client)]  # what was received, then the end
-        with anthropic_client.messages.stream(model="claude-test", max_tokens=32, messages=SLOW) as helper:
-            replayed = [event.type for event in helper]
+        again: list[Any] = []
+        with pytest.raises(llmvcr.TruncatedStreamError, match=r"early\.yaml: entry 0 .*cut short after 2"):
+            again.extend(
+                c.model_dump() for c in _chat_stream(openai_client)
+            )  # what was received, then the cut
+        replayed: list[str] = []
+        with pytest.raises(anthropic.APIConnectionError) as cut:  # anthropic wraps any failed read
+            with anthropic_client.messages.stream(
+                model="claude-test", max_tokens=32, messages=SLOW
+            ) as helper:
+                replayed.extend(event.type for event in helper)
+        assert isinstance(cut.value.__cause__, llmvcr.TruncatedStreamError)
+        assert "early.yaml: entry 1 " in str(cut.value.__cause__)
     assert again == received
     assert replayed[: len(seen)] == seen and "message_stop" not in replayed
     assert server.request_count == before and attempts == []
@@ -173,8 +183,11 @@ async def test_async_close_while_recording_marks_the_entry_truncated(
     request.getfixturevalue("no_network")
     with llmvcr.recording("aclose", record_mode="none"):
         replayed_first, replay_error = await first_then_close()
+    chunks: list[Any] = []
     with llmvcr.recording("aclose", record_mode="none"):
-        chunks = [c async for c in await _chat_stream(async_openai_client)]
+        with pytest.raises(llmvcr.TruncatedStreamError, match="aclose.yaml: entry 0"):  # never a clean end
+            async for c in await _chat_stream(async_openai_client):
+                chunks.append(c)
     assert replayed_first.model_dump() == first.model_dump()
     assert replay_error is live_error  # closing a replayed stream behaves as closing a live one
     assert chunks[0].model_dump() == first.model_dump()
@@ -222,14 +235,17 @@ async def test_cancelling_an_async_stream_behaves_like_live(
     assert server.request_count == before and attempts == []
 
 
-def test_instant_replay_of_a_truncated_stream_ends_like_a_dropped_one(openai_client: Any) -> None:
-    """A closed-early recording replays its events, then the stream simply ends: no error is invented."""
+def test_a_truncated_stream_read_further_on_replay_fails_at_the_cut(openai_client: Any) -> None:
+    """A closed-early recording replays its events, then fails where the recording stopped, naming
+    the cassette and the entry: never a clean end that passes a shortened answer off as whole."""
     with llmvcr.recording("trunc"):
         stream = _chat_stream(openai_client)
         next(iter(stream))
         stream.close()
+    chunks: list[Any] = []
     with llmvcr.recording("trunc", record_mode="none"):
-        chunks = list(_chat_stream(openai_client))
+        with pytest.raises(llmvcr.TruncatedStreamError, match=r"llmvcr: .*trunc\.yaml: entry 0 .*cut short"):
+            chunks.extend(_chat_stream(openai_client))
     assert len(chunks) == 1 and isinstance(chunks[0], openai.types.chat.ChatCompletionChunk)
 
 
@@ -327,3 +343,31 @@ MESSAGE_REPLY: dict[str, Any] = {
     "stop_sequence": None,
     "usage": {"input_tokens": 1, "output_tokens": 2},
 }
+
+
+def test_an_openai_chat_stream_read_to_done_is_not_written_truncated(
+    openai_client: Any, cassette_dir: Path
+) -> None:
+    """openai's SDK stops at ``[DONE]`` and closes the response before its bytes run out: the stream
+    is whole, and replays to its end."""
+    with llmvcr.recording("whole"):
+        live = [c.model_dump() for c in _chat_stream(openai_client)]
+    entry = llmvcr.load_cassette(cassette_dir / "whole.yaml").entries[0]
+    assert (entry.response.stream or [])[-1]["data"] == "[DONE]"
+    assert entry.response.truncated is False
+    with llmvcr.recording("whole", record_mode="none"):
+        assert [c.model_dump() for c in _chat_stream(openai_client)] == live
+
+
+def test_a_complete_stream_once_written_truncated_replays_whole(
+    openai_client: Any, cassette_dir: Path
+) -> None:
+    """Files written before the fix say ``truncated: true`` of a stream that holds ``[DONE]``: it is whole."""
+    with llmvcr.recording("old-flag"):
+        live = [c.model_dump() for c in _chat_stream(openai_client)]
+    path = cassette_dir / "old-flag.yaml"
+    text = path.read_text()
+    path.write_text(text.replace("  response:\n", "  response:\n    truncated: true\n", 1))
+    assert llmvcr.load_cassette(path).entries[0].response.truncated
+    with llmvcr.recording("old-flag", record_mode="none"):
+        assert [c.model_dump() for c in _chat_stream(openai_client)] == live

@@ -56,15 +56,31 @@ def cmd_convert(args: argparse.Namespace, out: TextIO) -> int:
         return _convert_folder(args, out)
     src = existing(args.src)
     output = args.output
-    if os.path.isdir(output) or output.endswith(("/", os.sep)):  # a folder, made if missing: SRC's name in it
+    if os.path.isdir(output) or output.endswith(
+        ("/", os.sep)
+    ):  # a folder (made if missing): SRC's name in it
         stem = os.path.basename(src)
         stem = stem[: -len(".gz")] if stem.lower().endswith(".gz") else stem
-        os.makedirs(output, exist_ok=True)
         output = os.path.join(output, os.path.splitext(stem)[0] + TARGET_SUFFIX[args.to])
     cassette = load_any(src, args.from_format)
+    empty = _nothing_converted(src, args.from_format or sniff(src), len(cassette))
+    if empty is not None:
+        raise CommandError(f"{src}: {empty}")
+    os.makedirs(os.path.dirname(output) or ".", exist_ok=True)
     target = write_as(cassette, output, args.to, args.layout)
     print(f"wrote {target} ({args.to}, {entries(len(cassette))} from {src})", file=out)
     return 0
+
+
+def _nothing_converted(path: str, fmt: str, count: int) -> str | None:
+    """Why converting ``path`` must fail when another tool's file gave no entry, else None: a
+    conversion never succeeds empty (an empty llmvcr cassette converts to an empty one)."""
+    if count or fmt == "llmvcr":
+        return None
+    return (
+        f"no call in this {fmt} file could be converted (0 entries; the warnings above say what was "
+        "left out and why); nothing written"
+    )
 
 
 def _target(args: argparse.Namespace, path: str) -> str:
@@ -113,9 +129,10 @@ def _convert_one(args: argparse.Namespace, path: str, out: TextIO) -> tuple[str,
         warnings.simplefilter("always")
         try:
             cassette = load_any(path, fmt)
-        except NoLLMCallsError:
-            print(f"kept {path}: no Anthropic or OpenAI call in it; left to vcrpy", file=sys.stderr)
-            return (path, fmt, "0", "kept: no LLM calls, left to vcrpy")
+        except NoLLMCallsError as err:
+            why = f"none of its {err.interactions} interaction(s) is an LLM call (to {', '.join(err.hosts)})"
+            print(f"kept {path}: {why}; left to vcrpy", file=sys.stderr)
+            return (path, fmt, "0", f"kept: {why}, left to vcrpy")
         except LLMVCRError as err:
             message = " ".join(str(err).split())
             print(f"llmvcr: error: {message}", file=sys.stderr)
@@ -130,6 +147,10 @@ def _convert_one(args: argparse.Namespace, path: str, out: TextIO) -> tuple[str,
         return (path, fmt, str(len(cassette)), "kept: also holds non-LLM calls vcrpy needs")
     for warning in caught:
         print(f"llmvcr: warning: {' '.join(str(warning.message).split())}", file=sys.stderr)
+    empty = _nothing_converted(path, fmt, len(cassette))
+    if empty is not None:
+        print(f"llmvcr: error: {path}: {empty}", file=sys.stderr)
+        return (path, fmt, "0", f"FAILED: {empty}")
     write_as(cassette, target, args.to, args.layout)  # the table says so: no line of its own
     return (path, fmt, str(len(cassette)), f"wrote {target}")
 

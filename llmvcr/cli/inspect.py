@@ -10,11 +10,12 @@ from collections.abc import Iterator
 from typing import Any, TextIO
 
 from ..cassette import Cassette, Entry
-from ..convert import JSON, OPENAI_FINISH, read_call, stream_finished
+from ..convert import JSON, OPENAI_FINISH, read_call
 from ..convert.vcrpy import FOREIGN
 from ..diff import shorten_pair, structural_diff
 from ..errors import CommandError, LLMVCRError
 from ..storage import load_cassette
+from ..wire import error_message, lookup, model_of, stream_finished
 from .reading import SUFFIXES, cassette_folders, entries, existing, load_any, models, size, sniff
 
 
@@ -124,20 +125,23 @@ def show_lines(cassette: Cassette, fmt: str = "llmvcr") -> Iterator[str]:
     for position, entry in enumerate(cassette.entries):
         call = read_call(entry, position)
         body = entry.request.body if isinstance(entry.request.body, dict) else {}
-        streamed = ", streamed" if entry.response.stream is not None else ""
-        truncated = (
-            ", truncated"
-            if entry.response.truncated and not stream_finished(entry.response.stream or [])
-            else ""
-        )
+        res = entry.response
+        wire_format = lookup(entry.provider)
+        streams = wire_format.answers_with_stream(res) if wire_format else res.stream is not None
+        streamed = ", streamed" if streams else ""
+        cut = res.truncated and not stream_finished(res.stream or [], entry.provider)
+        truncated = ", truncated" if cut else ""
         yield ""
         yield (
             f"[{position}] {entry.provider} {entry.request.method} {entry.request.path}"
-            f" · {body.get('model', '-')} · {entry.response.status}{streamed}{truncated}"
+            f" · {model_of(entry.provider, entry.request) or '-'} · {res.status}{streamed}{truncated}"
         )
         if call is None:
             summary = json.dumps(body.get("input", body), ensure_ascii=False)
             yield f"    request: {summary[:200]}" + ("…" if len(summary) > 200 else "")
+            error = error_message(entry.provider, res.body) if res.status >= 400 else None
+            if error is not None:
+                yield f"  → error: {error}"
             continue
         messages = call.request["messages"]
         fresh = messages[len(history) :] if messages[: len(history)] == history and history else messages

@@ -13,6 +13,7 @@ from ..convert.vcrpy import FOREIGN, NoLLMCallsError, foreign_format, from_vcrpy
 from ..errors import CassetteFormatError, CommandError
 from ..options import resolve_path
 from ..storage import load_cassette
+from ..wire import model_of
 
 SOURCES = ("llmvcr", "vcrpy", "cassetter", "langchain-gz", "regista", "agentskit", "otel")
 TARGETS = ("regista", "agentskit", "llmvcr-json", "llmvcr-yaml")
@@ -191,5 +192,5 @@ def size(n: int) -> str:
 
 
 def models(cassette: Cassette) -> list[str]:
-    models = (e.request.body.get("model") for e in cassette.entries if isinstance(e.request.body, dict))
-    return sorted({str(m) for m in models if m})
+    """The models a cassette's calls name (by each provider's wire description)."""
+    return sorted({m for e in cassette.entries if (m := model_of(e.provider, e.request))})

@@ -2,9 +2,10 @@
 
 Each reader (vcrpy and pytest-recording, pydantic-ai's serializer, cassetter, LangChain's gzip
 layout) turns its interactions into :class:`Exchange`; :func:`entry_of` does the rest the same way
-for all: provider, method, path, sorted query and JSON body (credentials dropped, key-shaped strings
-redacted), the allowlisted response headers, the body decoded and parsed as JSON or server-sent
-events.
+for all: provider (by :mod:`llmvcr.wire`, the one description of each provider's calls), method,
+path, sorted query and JSON body (credentials dropped, key-shaped strings redacted), the
+allowlisted response headers, the body decoded and parsed as JSON or server-sent events (told by
+its content type, or by its text when the recorder dropped every header).
 
 Two kinds of drift between the SDK that recorded and today's SDK are settled here, each with a
 :class:`~llmvcr.errors.ConversionWarning` naming the interaction:
@@ -14,7 +15,11 @@ Two kinds of drift between the SDK that recorded and today's SDK are settled her
   (openai sends ``encoding_format: "base64"`` on embeddings unless told otherwise). The recorded
   answer is kept as it was: the SDK decodes base64 only when the answer holds base64 strings, so a
   float answer replays as the floats the API gave. Every openai SDK llmvcr supports sends it, so
-  the converted request is the one they send.
+  the converted request is the one they send. A header every SDK of the provider sends
+  (``anthropic-version``) is added when a recorder dropped the request's headers.
+
+A Gemini stream asked without ``alt=sse`` came back as one JSON array: it is kept so, as the JSON
+body it is, and replays to the client that asked for it that way (the session knows it for a stream).
 """
 
 from __future__ import annotations
@@ -29,11 +34,13 @@ from ..errors import CassetteFormatError
 from ..http_request import Parsed, parse_body, request_from_wire
 from ..matching import default_request_hash
 from ..redact import REQUEST_HEADERS, RESPONSE_HEADERS, Redactor
+from ..wire import lookup, provider_of, response_streams
 from .encodings import decompress
 from .neutral import parse_sse
 
-_AGENT = re.compile(r"^(Anthropic|AsyncAnthropic|OpenAI|AsyncOpenAI|AzureOpenAI)/\S+\s+([\w.\-]+)")
-_ENDPOINT = re.compile(r"/(chat/completions|completions|responses|embeddings)(/|$)")
+_AGENT = re.compile(
+    r"^(?:(?:Anthropic|AsyncAnthropic|OpenAI|AsyncOpenAI|AzureOpenAI)/\S+\s+|google-genai-sdk/)([\w.\-]+)"
+)
 
 # (provider, path ending) -> fields today's SDK sends when the caller gives none
 SDK_DEFAULTS: dict[tuple[str, str], dict[str, Any]] = {
@@ -65,24 +72,6 @@ def header_items(raw: Any) -> list[tuple[str, str]]:
     for name, values in raw.items():
         items.extend((str(name).lower(), str(v)) for v in (values if isinstance(values, list) else [values]))
     return items
-
-
-def provider_of(headers: dict[str, str], host: str, path: str) -> str | None:
-    """Which SDK made a call: its user agent, else the API host, else the endpoint path."""
-    head = headers.get("user-agent", "").split("/", 1)[0].lower()
-    if "anthropic" in head:
-        return "anthropic"
-    if "openai" in head:
-        return "openai"
-    if host.endswith("anthropic.com"):
-        return "anthropic"
-    if host.endswith(("openai.com", "openai.azure.com")):
-        return "openai"
-    if path.rstrip("/").endswith(("/messages", "/messages/count_tokens")) or "anthropic-version" in headers:
-        return "anthropic"
-    if _ENDPOINT.search(path):
-        return "openai"
-    return None
 
 
 def _request_body(body: Body, headers: dict[str, str], where: tuple[str, int]) -> bytes | Parsed | None:
@@ -129,12 +118,10 @@ def entry_of(
     provider = provider_of(headers, (url.hostname or "").lower(), url.path)
     method = exchange.method.upper()
     if provider is None:
-        return (
-            f"interaction {position} ({method} {exchange.uri}) is not an Anthropic or OpenAI call; left out"
-        )
+        return f"interaction {position} ({method} {exchange.uri}) is not an LLM call llmvcr knows; left out"
     match = _AGENT.match(headers.get("user-agent", ""))
     if match:
-        versions[provider] = match.group(2)
+        versions[provider] = match.group(1)
     if not isinstance(exchange.status, int) or isinstance(exchange.status, bool):
         raise CassetteFormatError(
             path, f"no HTTP status code ({exchange.status!r})", entry=position, field="response.status"
@@ -142,7 +129,7 @@ def entry_of(
     wire = request_from_wire(
         method,
         exchange.uri,
-        exchange.request_headers,
+        _with_sdk_headers(exchange.request_headers, provider, position, notes),
         _request_body(exchange.request_body, headers, (path, position)),
     )
     if wire.body is None and method == "POST":
@@ -156,13 +143,24 @@ def entry_of(
     kept = redactor.headers(list(wire.headers.items()), REQUEST_HEADERS)  # learns the credentials it drops
     body = _defaults(wire.body, provider, url.path, position, notes)
     query = redactor.query(_query(list(wire.query), provider, position, notes))
+    response = _response(exchange, redactor, path, position)
     request = Request(method, wire.path, body=redactor.tree(body), query=query, headers=kept)
-    return Entry(
-        provider,
-        request,
-        _response(exchange, redactor, path, position),
-        default_request_hash(request.normalised()),
-    )
+    return Entry(provider, request, response, default_request_hash(request.normalised()))
+
+
+def _with_sdk_headers(
+    pairs: list[tuple[str, str]], provider: str, position: int, notes: list[str]
+) -> list[tuple[str, str]]:
+    fmt = lookup(provider)
+    names = {name for name, _ in pairs}
+    missing = {k: v for k, v in (fmt.sdk_headers if fmt else {}).items() if k not in names}
+    if missing:
+        added = ", ".join(f"{k}: {v}" for k, v in missing.items())
+        notes.append(
+            f"interaction {position}: request header {added} added (the recorder kept none; every "
+            f"{provider} SDK sends it)"
+        )
+    return pairs + list(missing.items())
 
 
 def _response(exchange: Exchange, redactor: Redactor, path: str, position: int) -> Response:
@@ -180,12 +178,14 @@ def _response(exchange: Exchange, redactor: Redactor, path: str, position: int) 
         )
     data = decompress(exchange.response_body, res_map.get("content-encoding", ""), path, position)
     content_type = res_map.get("content-type", "")
-    if "text/event-stream" in content_type:
+    if response_streams(res_map, data):  # its content type, or its text when headers were dropped
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
             raise CassetteFormatError(
                 path, "the event stream is not UTF-8 text; restore the file or re-record it", entry=position
             ) from None
+        if "content-type" not in allowed:  # served as the stream it is
+            allowed = {**allowed, "content-type": "text/event-stream"}
         return Response(status, allowed, stream=redactor.tree(parse_sse(text)))
     return Response(status, allowed, body=redactor.tree(parse_body(data, content_type)))

@@ -10,8 +10,7 @@ import zlib
 from typing import Any
 
 from ..errors import CassetteFormatError
-
-GZIP_MAGIC = b"\x1f\x8b"
+from ..foreign import GZIP_MAGIC as GZIP_MAGIC
 
 
 def interactions(data: bytes, path: str, loader: Any) -> list[Any]:

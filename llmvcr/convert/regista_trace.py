@@ -160,6 +160,12 @@ def from_regista_trace(
             )
         request = {"system": None, "tools": [], "max_tokens": 8192, "params": {}, **request}
         cassette.append(_entry(provider, request, response, stream))
+    if requests and not len(cassette):  # a conversion never succeeds empty
+        raise CassetteFormatError(
+            os.fspath(path),
+            f"{len(requests)} llm.request event(s) but no llm.response to any: nothing to replay "
+            "(the session ended in an error or crashed before its first model call answered)",
+        )
     if len(requests) > len(responses):
         warnings.warn(
             f"{os.fspath(path)}: the last llm.request has no response (the session ended in an error "

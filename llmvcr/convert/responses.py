@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from ..cassette import Entry
+from ..wire import stream_finished as wire_finished
 from .neutral import (
     JSON,
     OPENAI_STOP,
@@ -244,17 +245,9 @@ def error_message(entry: Entry, api: str) -> str:
 
 
 def stream_finished(events: list[JSON]) -> bool:
-    """Whether a stream holds its terminal event (openai's SDK closes a stream at ``[DONE]``, so a
-    complete one can be recorded as truncated)."""
-    for event in reversed(events):
-        data = event.get("data")
-        if data == "[DONE]" or (
-            isinstance(data, dict)
-            and data.get("type")
-            in ("message_stop", "response.completed", "response.incomplete", "response.failed")
-        ):
-            return True
-    return False
+    """Whether a stream holds its terminal event, by any provider's grammar (:mod:`llmvcr.wire`):
+    openai's SDK closes a stream at ``[DONE]``, so a complete one could be recorded truncated."""
+    return wire_finished(events)
 
 
 def read_call(entry: Entry, position: int) -> Call | None:

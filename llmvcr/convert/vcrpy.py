@@ -2,7 +2,8 @@
 ``parsed_body`` serializer, cassetter's typed bodies, LangChain's ``.yaml.gz``) imported as llmvcr
 entries.
 
-Each Anthropic or OpenAI interaction becomes the record llmvcr itself would have made of the call
+Each interaction with a provider :mod:`llmvcr.wire` describes (Anthropic, OpenAI, Gemini) becomes
+the record llmvcr itself would have made of the call
 (see :mod:`llmvcr.convert.http_import`). Nothing is dropped in silence: an interaction llmvcr cannot
 read is an error naming the file and the interaction, and a file whose interactions are none of
 them LLM calls is an error too, never an empty cassette.
@@ -16,14 +17,17 @@ from __future__ import annotations
 import functools
 import json
 import os
-import re
 import warnings
 from typing import Any
+from urllib.parse import urlsplit
 
 from ..cassette import Cassette, Entry
 from ..errors import CassetteFormatError, ConversionWarning
+from ..foreign import add_reader
+from ..foreign import foreign_format as foreign_format  # re-exported: the command line sniffs with it
 from ..http_request import Parsed
 from ..schema import LLMVCR_VERSION
+from ..wire import formats
 from . import cassetter, langchain_gz
 from .encodings import stored_bytes
 from .http_import import Exchange, entry_of, header_items
@@ -34,7 +38,13 @@ FOREIGN = ("vcrpy", "cassetter", "langchain-gz")  # the formats the command line
 
 
 class NoLLMCallsError(CassetteFormatError):
-    """A cassette whose interactions are all calls to other hosts: nothing for llmvcr to replay."""
+    """A cassette whose interactions are all calls to other hosts: nothing for llmvcr to replay.
+
+    ``interactions`` counts them and ``hosts`` names the hosts they went to.
+    """
+
+    interactions: int = 0
+    hosts: tuple[str, ...] = ()
 
 
 @functools.cache
@@ -53,22 +63,6 @@ def vcr_loader() -> Any:
         "tag:yaml.org,2002:python/tuple", lambda loader, node: list(loader.construct_sequence(node))
     )
     return VcrLoader
-
-
-# YAML's top-level key, or JSON's (vcrpy's json serializer writes "version" first, one key a line)
-_INTERACTIONS = re.compile(rb'^(?:interactions\s*:|\{?\s*"interactions"\s*:)', re.MULTILINE)
-_ENTRIES = re.compile(rb'^entries\s*:|"entries"\s*:', re.MULTILINE)
-
-
-def foreign_format(head: bytes) -> str | None:
-    """``"langchain-gz"`` or ``"vcrpy"`` when the start of a file is another recorder's cassette."""
-    if head[:2] == langchain_gz.GZIP_MAGIC:
-        return "langchain-gz"
-    if _ENTRIES.search(head):
-        return None
-    if _INTERACTIONS.search(head) or (head.lstrip()[:1] == b"{" and b'"interactions"' in head):
-        return "vcrpy"  # the second test: vcrpy's JSON written on one line
-    return None
 
 
 def read_document(path: str, data: bytes | None = None) -> Any:
@@ -133,7 +127,8 @@ def _layout(document: dict[str, Any], interactions: list[Any]) -> str:
 
 
 def from_vcrpy(path: str | os.PathLike[str], data: bytes | None = None) -> Cassette:
-    """Import a vcrpy / pytest-recording cassette of Anthropic or OpenAI HTTP calls as an llmvcr cassette.
+    """Import a vcrpy / pytest-recording cassette of Anthropic, OpenAI or Gemini HTTP calls as an llmvcr
+    cassette (any provider :mod:`llmvcr.wire` describes).
 
     Also reads pydantic-ai's ``parsed_body`` serializer, cassetter's typed bodies and LangChain's
     ``.yaml.gz``. Bodies are read whether stored as text, ``!!binary`` bytes or ``base64_string``,
@@ -173,11 +168,17 @@ def from_vcrpy(path: str | os.PathLike[str], data: bytes | None = None) -> Casse
         else:
             entries.append(result)
     if interactions and not entries:
-        raise NoLLMCallsError(
+        hosts = sorted(
+            {urlsplit(str((i.get("request") or {}).get("uri", ""))).hostname or "?" for i in interactions}
+        )
+        error = NoLLMCallsError(
             path,
-            f"none of its {len(interactions)} interaction(s) is an Anthropic or OpenAI call "
+            f"none of its {len(interactions)} interaction(s) is a call of a provider llmvcr knows "
+            f"({', '.join(f.name for f in formats())}): they went to {', '.join(hosts)} "
             f"({'; '.join(left_out[:3])}); there is nothing for llmvcr to replay: leave the file to vcrpy",
         )
+        error.interactions, error.hosts = len(interactions), tuple(hosts)
+        raise error
     metadata: JSON = {"converted_from": {"format": layout, "file": os.path.basename(path)}}  # no local paths
     cassette = Cassette(recorded_with=versions, metadata=metadata)
     for entry in entries:
@@ -185,3 +186,6 @@ def from_vcrpy(path: str | os.PathLike[str], data: bytes | None = None) -> Casse
     if left_out or notes:
         warnings.warn(f"{path}: " + "; ".join(left_out + notes), ConversionWarning, stacklevel=2)
     return cassette
+
+
+add_reader(("vcrpy", "langchain-gz"), from_vcrpy)  # storage reads these in place through it

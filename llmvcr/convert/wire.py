@@ -1,11 +1,22 @@
-"""The neutral view written back as the SDKs send and receive it: request bodies, responses, events."""
+"""The neutral view written back as the SDKs send and receive it: request bodies and responses; the
+event streams that build a response are each provider's grammar in :mod:`llmvcr.wire`."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
 
+from ..wire.anthropic import events as anthropic_events
+from ..wire.openai import chat_events
 from .neutral import JSON, OPENAI_FINISH
+
+__all__ = [
+    "anthropic_body",
+    "anthropic_events",
+    "anthropic_wire",
+    "chat_body",
+    "chat_events",
+    "openai_wire",
+]
 
 
 # -- writing requests back as an SDK sends them --------------------------------------------------
@@ -108,61 +119,6 @@ def anthropic_body(response: JSON, id: str) -> JSON:
     }
 
 
-def anthropic_events(
-    body: JSON, pieces: dict[int, list[str]] | None = None, *, done: bool = True
-) -> list[JSON]:
-    """An Anthropic Message body as the event stream that builds it (text split as ``pieces`` says)."""
-    start = {**body, "content": [], "stop_reason": None, "usage": {**body["usage"], "output_tokens": 0}}
-    events: list[JSON] = [{"event": "message_start", "data": {"type": "message_start", "message": start}}]
-
-    def add(kind: str, **data: Any) -> None:
-        events.append({"event": kind, "data": {"type": kind, **data}})
-
-    for index, block in enumerate(body["content"]):
-        kind = block["type"]
-        split = (pieces or {}).get(index)
-        if kind == "text":
-            add("content_block_start", index=index, content_block={"type": "text", "text": ""})
-            for piece in split if split is not None else [block["text"]]:
-                add("content_block_delta", index=index, delta={"type": "text_delta", "text": piece})
-        elif kind == "thinking":
-            add(
-                "content_block_start",
-                index=index,
-                content_block={"type": "thinking", "thinking": "", "signature": ""},
-            )
-            for piece in split if split is not None else [block["thinking"]]:
-                add("content_block_delta", index=index, delta={"type": "thinking_delta", "thinking": piece})
-            if block.get("signature"):
-                add(
-                    "content_block_delta",
-                    index=index,
-                    delta={"type": "signature_delta", "signature": block["signature"]},
-                )
-        elif kind == "tool_use":
-            add("content_block_start", index=index, content_block={**block, "input": {}})
-            arguments = split[0] if split else json.dumps(block.get("input") or {})
-            add(
-                "content_block_delta",
-                index=index,
-                delta={"type": "input_json_delta", "partial_json": arguments},
-            )
-        else:
-            add("content_block_start", index=index, content_block=block)
-        add("content_block_stop", index=index)
-    if done:
-        add(
-            "message_delta",
-            delta={"stop_reason": body["stop_reason"], "stop_sequence": None},
-            usage={
-                "input_tokens": body["usage"]["input_tokens"],
-                "output_tokens": body["usage"]["output_tokens"],
-            },
-        )
-        add("message_stop")
-    return events
-
-
 def chat_body(response: JSON, id: str) -> JSON:
     """A neutral response as a Chat Completions body."""
     content = response["message"]["content"]
@@ -205,53 +161,3 @@ def chat_body(response: JSON, id: str) -> JSON:
         ],
         "usage": chat_usage,
     }
-
-
-def chat_events(
-    body: JSON,
-    pieces: list[str] | None = None,
-    reasoning: list[str] | None = None,
-    *,
-    with_usage: bool = True,
-    done: bool = True,
-) -> list[JSON]:
-    """A Chat Completions body as the chunk stream that builds it, ending in ``[DONE]``."""
-    message = body["choices"][0]["message"]
-    base = {
-        "id": body["id"],
-        "object": "chat.completion.chunk",
-        "created": body.get("created", 0),
-        "model": body.get("model", ""),
-    }
-
-    def chunk(delta: JSON, finish: str | None = None) -> JSON:
-        return {
-            "data": {
-                **base,
-                "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
-            }
-        }
-
-    events = [chunk({"role": "assistant", "content": ""})]
-    events += [
-        chunk({"reasoning_content": p})
-        for p in (
-            reasoning
-            if reasoning is not None
-            else [message["reasoning_content"]]
-            if message.get("reasoning_content")
-            else []
-        )
-    ]
-    events += [
-        chunk({"content": p})
-        for p in (pieces if pieces is not None else [message["content"]] if message["content"] else [])
-    ]
-    for index, call in enumerate(message.get("tool_calls") or []):
-        events.append(chunk({"tool_calls": [{"index": index, **call}]}))
-    if done:
-        events.append(chunk({}, body["choices"][0].get("finish_reason") or "stop"))
-        if with_usage and body.get("usage"):
-            events.append({"data": {**base, "choices": [], "usage": body["usage"]}})
-        events.append({"data": "[DONE]"})
-    return events

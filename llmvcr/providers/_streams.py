@@ -5,7 +5,9 @@ caller has read it (a stream the caller closes early is marked truncated; one cu
 connection error keeps the error as its ``failure``, and drops the event it cut in half, which
 the SDK never saw). A body the server compressed is decoded first, as the HTTP library does.
 ``serve`` builds the HTTP library's own response from a recorded one, pacing stream events by
-``replay_speed`` and ending a stream that failed with the same exception class.
+``replay_speed`` and ending a stream that failed with the same exception class, and one recorded
+cut short with ``TruncatedStreamError`` at the cut (the session sets that ``failure``). A stream
+closed after its terminal event (openai's SDK closes at ``[DONE]``) is complete, not truncated.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ from typing import Any
 
 from ..cassette import Response
 from ..content_encoding import DecodeFailed, Decoder
-from ..errors import UndecodableError
+from ..errors import TruncatedStreamError, UndecodableError
 from ..sse import SSEParser, encode_events
+from ..wire import stream_finished
 from .http import body_bytes, parse_body
 
 
@@ -104,6 +107,8 @@ class Capture:
         if self.sse:
             if failure is None:
                 self.parser.flush()
+            if truncated and stream_finished(self.parser.events):
+                truncated = False  # closed after its terminal event (openai's SDK stops at [DONE])
             response = Response(
                 self.status, self.headers, stream=self.parser.events, truncated=truncated, failure=failure
             )
@@ -166,6 +171,8 @@ class _Replaying:
         # "RemoteProtocolError: peer closed ..." -> the HTTP library's own exception class again
         failure = self.failure
         name, _, message = (failure or "").partition(": ")
+        if name == TruncatedStreamError.__name__:  # a recording cut short: read past the cut (llmvcr.wire)
+            return TruncatedStreamError(message)
         cls = getattr(self.module, name, None)
         if isinstance(cls, type) and issubclass(cls, Exception) and message:
             return cls(message)

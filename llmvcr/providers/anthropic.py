@@ -1,12 +1,14 @@
-"""The Anthropic SDK: a Stainless client; ``anthropic-version``/``anthropic-beta`` carry meaning."""
+"""The Anthropic SDK: a Stainless client; its wire format (hosts, meaning headers, paths) is
+``llmvcr.wire.anthropic``'s."""
 
+from ..wire import anthropic as wire
 from .http import StainlessProvider
 
 provider = StainlessProvider(
-    "anthropic",
+    wire.NAME,
     package="anthropic",
     client_names=("Anthropic",),
-    meaning_headers=("anthropic-version", "anthropic-beta"),
-    hosts=("api.anthropic.com",),
-    wire=(("/v1/messages", "anthropic-version"), ("/v1/messages/count_tokens", "anthropic-version")),
+    meaning_headers=wire.MEANING_HEADERS,
+    hosts=(wire.API_HOST,),
+    wire=wire.SEAM_PATHS,
 )

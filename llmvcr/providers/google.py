@@ -12,6 +12,7 @@ learns and never writes (``redact.CREDENTIAL_HEADERS``, ``redact.SECRET_QUERY_KE
 
 from __future__ import annotations
 
+from ..wire import google as wire
 from .base import package_version
 from .http import HttpProvider
 
@@ -24,16 +25,10 @@ class GoogleProvider(HttpProvider):
 
 
 provider = GoogleProvider(
-    "google",
+    wire.NAME,
     "google.genai",
     sync_funnels=("google.genai._api_client:BaseApiClient._request",),
     async_funnels=("google.genai._api_client:BaseApiClient._async_request",),
-    hosts=("generativelanguage.googleapis.com",),
-    wire=(
-        (":generateContent", ""),
-        (":streamGenerateContent", ""),
-        (":embedContent", ""),
-        (":batchEmbedContents", ""),
-        (":countTokens", ""),
-    ),
+    hosts=(wire.API_HOST,),
+    wire=wire.SEAM_PATHS,  # its wire format is llmvcr.wire.google's
 )

@@ -1,0 +1,81 @@
+"""The Gemini API (google-genai, and the older google-generativeai) on the wire.
+
+A call is ``POST /v1beta/models/{model}:{method}``: ``generateContent``, ``streamGenerateContent``,
+``embedContent``, ``batchEmbedContents``, ``countTokens``. The method, not the body, asks for a
+stream. With ``?alt=sse`` (what google-genai sends) the answer is server-sent events, each an
+unnamed ``GenerateContentResponse`` chunk, the last with its candidates' ``finishReason``; without
+it the whole stream comes as one JSON array of those chunks. An error is ``{"error": {"code",
+"message", "status"}}`` with its HTTP status.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..entries import Request
+
+NAME = "google"
+HOSTS = ("generativelanguage.googleapis.com", "aiplatform.googleapis.com")
+AGENTS = ("google-genai-sdk",)
+MARKER_HEADERS = ("x-goog-api-client",)
+MEANING_HEADERS: tuple[str, ...] = ()
+API_HOST = "generativelanguage.googleapis.com"
+METHODS = ("generateContent", "streamGenerateContent", "embedContent", "batchEmbedContents", "countTokens")
+SEAM_PATHS = tuple((f":{method}", "") for method in METHODS)  # see wire.anthropic
+SDK_HEADERS: dict[str, str] = {}
+ENDPOINTS = re.compile(f":(?:{'|'.join(METHODS)})$")
+STREAM_METHOD, PLAIN_METHOD = ":streamGenerateContent", ":generateContent"
+
+JSON = dict[str, Any]
+
+
+_MODEL = re.compile(r"/models/([^/:]+):")
+
+
+def model_of(path: str) -> str | None:
+    """The model a Gemini call names in its path."""
+    match = _MODEL.search(path)
+    return match.group(1) if match else None
+
+
+def asks_stream(request: Request) -> bool:
+    """The path names ``:streamGenerateContent``."""
+    return request.path.endswith(STREAM_METHOD)
+
+
+def asks_sse(request: Request) -> bool:
+    """A stream request that wants server-sent events (``?alt=sse``), not one JSON array."""
+    return asks_stream(request) and ("alt", "sse") in request.query
+
+
+def plain_request(request: Request) -> Request:
+    """The same call as ``:generateContent``, without ``alt=sse``."""
+    if not asks_stream(request):
+        return request
+    path = request.path[: -len(STREAM_METHOD)] + PLAIN_METHOD
+    query = tuple(pair for pair in request.query if pair != ("alt", "sse"))
+    return Request(request.method, path, request.body, query, request.headers)
+
+
+def finished(events: list[JSON]) -> bool:
+    """The last chunk gives a candidate's ``finishReason`` (or the stream ended in an error)."""
+    for event in reversed(events):
+        data = event.get("data")
+        if not isinstance(data, dict):
+            continue
+        if "error" in data:
+            return True
+        return any(isinstance(c, dict) and c.get("finishReason") for c in data.get("candidates") or [])
+    return False
+
+
+def error_of(body: Any) -> str | None:
+    error = body.get("error") if isinstance(body, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    return str(message) if message is not None else None
+
+
+def events_of(request: Request, body: Any) -> list[JSON]:
+    """The stream for a final ``generateContent`` body: one chunk holding all of it."""
+    return [{"data": body}]
