@@ -48,10 +48,22 @@ class Guard:
         return session is not None and (session.can_record or session.options.on_divergence == "live")
 
     def refuse(self, what: str) -> NetworkBlockedError:
+        """A connection to a host that is not loopback or allowed (``--llmvcr-block-network`` only)."""
         return NetworkBlockedError(
-            f"{self.test}: {what} blocked by --llmvcr-block-network (on when CI is set). "
-            f"Replay it from a cassette (@pytest.mark.llmvcr), record it locally with "
-            f"--llmvcr-record-mode=once, or allow the host with --llmvcr-allowed-hosts"
+            f"{self.test}: {what} blocked by --llmvcr-block-network. Replay it from a cassette "
+            f"(@pytest.mark.llmvcr), record it locally with --llmvcr-record-mode=once inside one, or "
+            f"allow the host with --llmvcr-allowed-hosts"
+        )
+
+    def refuse_call(self, what: str) -> NetworkBlockedError:
+        """An LLM call outside every cassette: recording it needs a cassette first, then a local run."""
+        why = "--llmvcr-block-network refuses" if self.block_sockets else "when CI is set, llmvcr refuses"
+        return NetworkBlockedError(
+            f"{self.test}: {what}: {why} LLM calls outside a cassette (they cost money and need a key). "
+            f"Put the call in a cassette: mark the test @pytest.mark.llmvcr (or wrap the call in "
+            f"llmvcr.use_cassette(...)), then record it on your machine and commit the cassette: "
+            f"pytest '{self.test}' --llmvcr-record-mode=once. To let it go out unrecorded instead, "
+            f"allow its host with --llmvcr-allowed-hosts"
         )
 
     def outside_call(self, provider: str, call: str, host: str | None) -> NetworkBlockedError | None:
@@ -60,7 +72,7 @@ class Guard:
         if (host is not None and self.allows_host(host)) or self.other_recorder or self._answered_elsewhere():
             return None
         where = f" to {host}" if host else ""
-        return self.refuse(f"the {provider} call {call}{where} outside a cassette")
+        return self.refuse_call(f"the {provider} call {call}{where} outside a cassette")
 
     def _answered_elsewhere(self) -> bool:
         current = _transport_handles()

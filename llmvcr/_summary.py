@@ -12,6 +12,7 @@ import threading
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ._stale_report import StaleCassette, stale_lines
 from .freshness import Finding
 from .session import Session
 from .usage import cost_of, tokens_of
@@ -42,6 +43,11 @@ class RunSummary:
     unrecorded: dict[str, dict[str, int]] = field(default_factory=dict)  # cassette path -> host -> calls
     empty: set[str] = field(default_factory=set)  # cassettes that recorded nothing while calls went out
     findings: list[Finding] = field(default_factory=list)  # expired, undated, not fully played (freshness)
+    # cassette path -> calls replayed as recorded although their request drifted (see StaleCassette)
+    stale: dict[str, StaleCassette] = field(default_factory=dict)
+    users: dict[str, set[str]] = field(default_factory=dict)  # cassette path -> the tests that used it
+    failed: set[str] = field(default_factory=set)  # tests that failed: their cassettes are not pruned
+    ignored_options: set[str] = field(default_factory=set)  # vcrpy options llmvcr_config held, and why
     test: str = ""  # the test running now
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -67,6 +73,10 @@ class RunSummary:
                 tokens = tokens_of(entry)
                 row.tokens += sum(tokens)
                 row.dollars += cost_of(entry, tokens) or 0.0
+            if session.path and session.persist:
+                self.users.setdefault(session.path, set()).add(name)
+            if session.stale:
+                self.stale.setdefault(session.path, StaleCassette()).add(session, name)
             if session.writes:
                 self.written.add(session.path)
             if session.path and session.persist:
@@ -84,6 +94,10 @@ class RunSummary:
             "unrecorded": self.unrecorded,
             "empty": sorted(self.empty),
             "findings": [asdict(f) for f in self.findings],
+            "stale": {path: asdict(s) for path, s in self.stale.items()},
+            "users": {path: sorted(tests) for path, tests in self.users.items()},
+            "failed": sorted(self.failed),
+            "ignored_options": sorted(self.ignored_options),
         }
 
     def merge(self, data: dict[str, Any]) -> None:
@@ -101,6 +115,12 @@ class RunSummary:
                     mine_hosts[host] = mine_hosts.get(host, 0) + n
             self.empty.update(data.get("empty", []))
             self.findings += [Finding(**raw) for raw in data.get("findings", [])]
+            for path, raw_stale in data.get("stale", {}).items():
+                self.stale.setdefault(path, StaleCassette()).merge(StaleCassette(**raw_stale))
+            for path, tests in data.get("users", {}).items():
+                self.users.setdefault(path, set()).update(tests)
+            self.failed.update(data.get("failed", []))
+            self.ignored_options.update(data.get("ignored_options", []))
 
     def lines(self, verbose: bool) -> list[str]:
         if not self.per_test:
@@ -118,18 +138,15 @@ class RunSummary:
             f"replay saved {plural(tokens, 'token')}"
         )
         out = [line + (f" (${dollars:.4f} at list price)" if dollars else "")]
-        if self.unplayed:
-            shown = sorted(self.unplayed.items())[:10]
-            ids = self._unplayed_ids()
-            out.append(
-                f"  {plural(len(self.unplayed), 'cassette')} with entries no test used "
-                f"(drop them with: llmvcr prune PATH...):"
-            )
-            out += [f"    {_shown(p)}: {plural(n, 'entry', 'entries')}{_ids(ids.get(p))}" for p, n in shown]
-            if len(self.unplayed) > len(shown):
-                out.append(f"    ... and {len(self.unplayed) - len(shown)} more")
+        out += self._unplayed_lines()
+        out += stale_lines(self.stale)
         out += self._unrecorded_lines()
         out += self._age_lines()
+        if self.ignored_options:
+            out.append(
+                "  llmvcr_config holds vcrpy options llmvcr has no use for (remove them): "
+                + "; ".join(sorted(self.ignored_options))
+            )
         if verbose:
             out += [
                 f"  {r.test}: {r.replayed} replayed, {r.recorded} recorded, {r.unplayed} unplayed, "
@@ -138,6 +155,36 @@ class RunSummary:
                 + (f", {r.unrecorded} unrecorded" if r.unrecorded else "")
                 for r in rows
                 if r.replayed or r.recorded or r.unplayed or r.unrecorded
+            ]
+        return out
+
+    def _unplayed_lines(self) -> list[str]:
+        """Cassettes holding entries no test used: prune them, unless a test using them failed."""
+        if not self.unplayed:
+            return []
+        failing = {p for p in self.unplayed if self.users.get(p, set()) & self.failed}
+        clean = sorted(p for p in self.unplayed if p not in failing)
+        ids = self._unplayed_ids()
+        out: list[str] = []
+        if clean:
+            out.append(
+                f"  {plural(len(clean), 'cassette')} with entries no test used "
+                f"(drop them with: llmvcr prune PATH...):"
+            )
+            out += [
+                f"    {_shown(p)}: {plural(self.unplayed[p], 'entry', 'entries')}{_ids(ids.get(p))}"
+                for p in clean[:10]
+            ]
+            if len(clean) > 10:
+                out.append(f"    ... and {len(clean) - 10} more")
+        if failing:
+            out.append(
+                f"  {plural(len(failing), 'cassette')} with unused entries whose test failed (it may have "
+                f"stopped before using them: make it pass before pruning):"
+            )
+            out += [
+                f"    {_shown(p)}: {plural(self.unplayed[p], 'entry', 'entries')}{_ids(ids.get(p))}"
+                for p in sorted(failing)[:10]
             ]
         return out
 

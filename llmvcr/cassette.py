@@ -6,15 +6,50 @@ cassette loads at the speed of the parser: only the stored ``request_hash`` is r
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from .entries import Entry, Request, Response
 from .linear import DEFAULT_LAYOUT, Layout
 from .schema import FORMAT_VERSION, entry_from_mapping
 
-__all__ = ["FORMAT_VERSION", "Cassette", "Entry", "Request", "Response"]
+__all__ = ["FORMAT_VERSION", "Cassette", "Entry", "RecordedRequest", "Request", "Response"]
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedRequest:
+    """A recorded request the way pytest-recording tests read ``vcr.requests[i]``: ``body`` is bytes
+    (the JSON as sent, for ``json.loads``), ``json`` the parsed body, ``request`` llmvcr's record."""
+
+    request: Request
+
+    @property
+    def method(self) -> str:
+        return self.request.method
+
+    @property
+    def path(self) -> str:
+        return self.request.path
+
+    @property
+    def headers(self) -> Mapping[str, str]:
+        return self.request.headers
+
+    @property
+    def json(self) -> Any:
+        return self.request.body
+
+    @property
+    def body(self) -> bytes | None:
+        body = self.request.body
+        if body is None or isinstance(body, bytes):
+            return body
+        if isinstance(body, str):
+            return body.encode()
+        return json.dumps(body, ensure_ascii=False).encode()
 
 
 class Cassette:
@@ -138,6 +173,22 @@ class Cassette:
     def unplayed(self) -> list[Entry]:
         """Entries loaded from the file that no call used (recorded ones count as used)."""
         return [self.entry(i) for i, n in enumerate(self._plays) if n == 0 and i < self.loaded_count]
+
+    # what pytest-recording tests read from their ``vcr`` fixture, under the same names
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """Each entry's request in recording order, as vcrpy's ``cassette.requests`` shows it."""
+        return [RecordedRequest(entry.request) for entry in self.entries]
+
+    @property
+    def play_counts(self) -> list[int]:
+        """How many calls each entry answered (vcrpy's ``play_counts``; its ``play_count`` is the sum)."""
+        return list(self._plays)
+
+    @property
+    def all_played(self) -> bool:
+        """Every entry answered a call (vcrpy's ``cassette.all_played``)."""
+        return all(self._plays)
 
     def drop_unplayed(self) -> int:
         """Remove loaded entries that were never played; returns how many went."""

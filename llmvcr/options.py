@@ -8,6 +8,7 @@ Precedence, lowest first: an option's default (for ``record_mode``, ``settings.d
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -27,6 +28,7 @@ DivergencePolicy = Literal["raise", "warn", "live"]
 RECORD_MODES: tuple[str, ...] = ("once", "new_episodes", "none", "all")
 MATCH_MODES: tuple[str, ...] = ("strict", "sequential", "loose")
 DIVERGENCE_POLICIES: tuple[str, ...] = ("raise", "warn", "live")
+STALE_POLICIES: tuple[str, ...] = ("report", "fail")
 
 BeforeRecord = Callable[[Entry], "Entry | None"]
 
@@ -62,6 +64,8 @@ class CassetteOptions(TypedDict, total=False):
     on_unplayed: Literal["warn", "fail", "ignore"] | None
     max_age: str | timedelta | float | None
     expiry: Literal["warn", "fail", "re-record"] | None
+    on_stale: Literal["report", "fail"]
+    recorded_match_on: Sequence[str] | None
 
 
 @dataclass(slots=True)
@@ -105,7 +109,15 @@ def check(option: str, value: Any, valid: Iterable[str]) -> None:
     if option == "record_mode" and value == "rewrite":
         raise ValueError(REWRITE)
     if value not in valid:
-        raise ValueError(f"unknown {option} {value!r}; valid: {', '.join(valid)}")
+        raise ValueError(f"unknown {option} {value!r}{did_you_mean(value, valid)}; valid: {', '.join(valid)}")
+
+
+def did_you_mean(word: Any, valid: Iterable[str]) -> str:
+    """``; did you mean 'once'?`` for the closest valid name, or nothing when none is close."""
+    if not isinstance(word, str):
+        return ""
+    close = difflib.get_close_matches(word, list(valid), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def _as_tuple(value: Any) -> tuple[Any, ...]:
@@ -136,7 +148,12 @@ class Options:
     on_unplayed: str | None = None
     max_age: timedelta | None = None
     expiry: str | None = None
+    # a vcrpy-made cassette is matched as vcrpy matched it (llmvcr.recorded_matching) unless
+    # match_on or a mode is given; on_stale="fail" makes a call whose request drifted an error
+    on_stale: str = "report"
+    recorded_match_on: tuple[str, ...] | None = None  # vcrpy's match_on names (the project's vcr_config)
     fingerprinter: Fingerprinter = field(default_factory=Fingerprinter)
+    matching_chosen: bool = False  # match_on or a mode other than strict was given
 
     @classmethod
     def build(cls, **options: Any) -> Options:
@@ -160,11 +177,12 @@ class Options:
 
     @classmethod
     def _build(cls, **options: Any) -> Options:
-        known = set(cls.__dataclass_fields__) - {"fingerprinter"}
+        known = set(cls.__dataclass_fields__) - {"fingerprinter", "matching_chosen"}
         unknown = sorted(set(options) - known)
         if unknown:
+            hint = did_you_mean(unknown[0], known) if len(unknown) == 1 else ""
             raise ValueError(
-                f"unknown option(s) {', '.join(map(repr, unknown))}; valid: {', '.join(sorted(known))}"
+                f"unknown option(s) {', '.join(map(repr, unknown))}{hint}; valid: {', '.join(sorted(known))}"
             )
         if "match_on" in options:
             match_on = options["match_on"]
@@ -174,6 +192,8 @@ class Options:
         for key in ("ignore", "filter_headers", "redact", "allow_unrecognized", "redact_keep"):
             if key in options:
                 options[key] = _as_tuple(options[key])
+        if options.get("recorded_match_on") is not None:
+            options["recorded_match_on"] = _as_tuple(options["recorded_match_on"])
         if options.get("placeholders") is not None:
             options["placeholders"] = tuple(options["placeholders"])
         if options.get("max_age") is not None:
@@ -187,6 +207,7 @@ class Options:
             check("record_mode", built.record_mode, RECORD_MODES)
         check("mode", built.mode, MATCH_MODES)
         check("on_divergence", built.on_divergence, DIVERGENCE_POLICIES)
+        check("on_stale", built.on_stale, STALE_POLICIES)
         if built.layout is not None:
             check("layout", built.layout, LAYOUTS)
         if built.before_record is not None and not callable(built.before_record):
@@ -202,7 +223,8 @@ class Options:
         compile_redactions(built.redact)
         compile_paths(built.redact)
         compile_keep(built.redact_keep)
-        return replace(built, fingerprinter=fingerprinter)
+        chosen = "match_on" in options or built.mode != "strict"
+        return replace(built, fingerprinter=fingerprinter, matching_chosen=chosen)
 
 
 _built: dict[Any, Options] = {}  # keywords -> Options already built and checked

@@ -6,35 +6,38 @@ then the command line (``--llmvcr-record-mode`` overrides every cassette, as in 
 
 from __future__ import annotations
 
-import hashlib
+import argparse
 import os
-import re
 import sysconfig
 import uuid
-import warnings
 from collections.abc import Iterator
 from types import TracebackType
 from typing import Any
 
 import pytest
 
-from . import _active, pytest_fresh
+from . import _active, _pytest_recording, pytest_fresh
+from ._cassette_names import cassette_name as cassette_name
+from ._cassette_names import cassette_path as cassette_path
+from ._cassette_names import legacy_cassette_name as legacy_cassette_name
 from ._guard import Guard
 from ._summary import RunSummary
 from .api import CassetteContext
-from .errors import CassetteNotFoundError, LLMVCRError, UnplayedEntriesError
-from .options import RECORD_MODES, Options, settings
+from .cassette import Cassette
+from .errors import CassetteNotFoundError, LLMVCRError, ReplayDivergence, UnplayedEntriesError
+from .options import RECORD_MODES, Options, did_you_mean, settings
 from .parse_cache import prune_used
 from .playlog import PlayLog
-from .redact import Redactor
 from .runs import set_run
+from .session import Session
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("llmvcr", "record and replay LLM SDK calls")
     group.addoption(
         "--llmvcr-record-mode",
-        choices=RECORD_MODES,
+        type=_record_mode,
+        metavar="{" + ",".join(RECORD_MODES) + "}",
         default=None,
         help="record mode for every cassette (default: each cassette's own, 'once'; 'none' when CI is set)",
     )
@@ -63,6 +66,30 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "(names match as written, before resolution)",
     )
     pytest_fresh.addoption(group)  # unplayed entries, expiry, usage, the re-record planner
+    group.addoption(
+        "--llmvcr-fail-on-stale",
+        action="store_true",
+        default=False,
+        help="fail a call that a vcrpy/pytest-recording cassette answers as it was recorded (method "
+        "and URI) although its request differs from the recording (default: replay it and count it "
+        "in the summary); the option on_stale='fail' does the same per cassette",
+    )
+    parser.addini(
+        "llmvcr_vcr_fixture",
+        type="bool",
+        default=False,
+        help="also offer the test's llmvcr cassette as the fixture 'vcr' "
+        "(for suites that no longer load pytest-recording)",
+    )
+
+
+def _record_mode(value: str) -> str:
+    if value not in RECORD_MODES:
+        hint = did_you_mean(value, RECORD_MODES)
+        raise argparse.ArgumentTypeError(
+            f"unknown record mode {value!r}{hint} (valid: {', '.join(RECORD_MODES)})"
+        )
+    return value
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -90,6 +117,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if on_ci():
         settings.default_record_mode = "none"
     config.pluginmanager.register(pytest_fresh.FreshPlugin(config, stats), "llmvcr-fresh")
+    if config.getini("llmvcr_vcr_fixture"):
+        config.pluginmanager.register(_VcrFixture(), "llmvcr-vcr-fixture")
     block = config.getoption("llmvcr_block_network")
     if block is not False and (block or on_ci()):
         allowed = {h.strip() for h in config.getoption("llmvcr_allowed_hosts").split(",") if h.strip()}
@@ -119,74 +148,6 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         guard.stop()
 
 
-# -- naming --------------------------------------------------------------------------------
-_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
-_LEGACY_UNSAFE = re.compile(r"[^A-Za-z0-9_.\-]+")
-_REDACTED = re.compile(r"<REDACTED:([a-z-]+)>")
-_LONGEST = 250  # bytes of a cassette's file name before ".yaml" (escaped names are ASCII)
-
-
-def _escape(text: str) -> str:
-    """Each character outside ``[A-Za-z0-9_.-]`` as ``%XX`` per UTF-8 byte: an escape, not a
-    replacement, so two different ids never share a file (``a/b`` -> ``a%2Fb``, ``a b`` -> ``a%20b``)."""
-    return "".join(
-        c if c in _SAFE else "".join(f"%{b:02X}" for b in c.encode("utf-8", "surrogatepass")) for c in text
-    )
-
-
-def _redacted(text: str) -> str:
-    # a key in a test id must not become a file name (nor reach the play log or a summary)
-    return _REDACTED.sub(r"REDACTED-\1", Redactor().text(text))
-
-
-def cassette_name(node: pytest.Item) -> str:
-    """``test_chat.py::TestX::test_one[gpt-4o/a b]`` -> ``test_chat/TestX.test_one[gpt-4o%2Fa%20b]``.
-
-    Ids made of ``[A-Za-z0-9_.-]`` are kept as they are; other characters are percent-escaped.
-    """
-    module = os.path.splitext(os.path.basename(str(node.path)))[0]
-    head, bracket, params = node.nodeid.partition("[")  # a parameter id may hold "::" itself
-    base = ".".join(head.split("::")[1:]) or node.name.partition("[")[0]
-    name = _escape(_redacted(base))
-    if bracket:
-        name += f"[{_escape(_redacted(params[:-1] if params.endswith(']') else params))}]"
-    if len(name) > _LONGEST:  # a file name holds 255 bytes: cut, and tell the cut names apart by hash
-        name = name[: _LONGEST - 20] + "~" + hashlib.sha256(name.encode()).hexdigest()[:16]
-    return f"{module}/{name}"
-
-
-def legacy_cassette_name(node: pytest.Item) -> str:
-    """The name earlier releases gave (unsafe runs replaced, so different ids could share it)."""
-    module = os.path.splitext(os.path.basename(str(node.path)))[0]
-    name = _redacted(".".join(node.nodeid.split("::")[1:]) or node.name)
-    base, bracket, params = name.partition("[")
-    safe = _LEGACY_UNSAFE.sub("_", base)
-    if bracket:
-        safe += "[" + _LEGACY_UNSAFE.sub("-", params.rstrip("]")).strip("-") + "]"
-    return f"{module}/{safe}"
-
-
-def cassette_path(node: pytest.Item, name: str | None = None) -> str:
-    directory = node.config.getoption("llmvcr_dir") or os.path.join(
-        os.path.dirname(str(node.path)), "cassettes"
-    )
-    relative = name if name is not None else cassette_name(node)
-    if not relative.endswith((".yaml", ".yml", ".json")):
-        relative += ".yaml"
-    path = os.path.join(directory, relative)
-    if name is None and not os.path.lexists(path):
-        legacy = os.path.join(directory, legacy_cassette_name(node) + ".yaml")
-        if legacy != path and os.path.lexists(legacy):
-            warnings.warn(
-                f"{node.nodeid}: its cassette is now named {path}; using {legacy}, its old name, "
-                f"which other ids may share. Rename the file (git mv), or re-record it",
-                FutureWarning,
-                stacklevel=2,
-            )
-            return legacy
-    return path
-
-
 # -- fixtures ------------------------------------------------------------------------------
 @pytest.fixture
 def llmvcr_config() -> dict[str, Any]:
@@ -200,7 +161,9 @@ def _options(
     """The cassette name and options for this test, and whether CI chose its record mode.
 
     Precedence, lowest first: ``llmvcr_config``, the marker, then ``--llmvcr-record-mode``; with
-    none of them naming a record mode, CI means ``none``.
+    none of them naming a record mode, CI means ``none``. vcrpy's keys (a ``vcr_config`` renamed)
+    are read as ``llmvcr._pytest_recording.translate`` says; the project's own ``vcr_config``
+    tells how its pytest-recording cassettes were matched.
     """
     merged: dict[str, Any] = dict(config)
     name: str | None = None
@@ -210,6 +173,16 @@ def _options(
             name = str(marker.args[0])
         merged.update(marker.kwargs)
         name = merged.pop("name", name)
+    merged, ignored = _pytest_recording.translate(merged)
+    stats = request.config.stash.get(_STATS, None)
+    if ignored and stats is not None:
+        stats.ignored_options.update(ignored)
+    if "match_on" not in merged and "recorded_match_on" not in merged:
+        recorded = _pytest_recording.recorded_match_on(request)
+        if recorded:
+            merged["recorded_match_on"] = recorded
+    if request.config.getoption("llmvcr_fail_on_stale"):
+        merged["on_stale"] = "fail"
     mode = request.config.getoption("llmvcr_record_mode")
     by_ci = False
     if mode is not None:
@@ -220,21 +193,55 @@ def _options(
     return name, merged, by_ci
 
 
+def _path(request: pytest.FixtureRequest, name: str | None) -> str:
+    """The test's cassette: llmvcr's name for it, the file pytest-recording wrote for it, or the
+    name earlier releases gave (with a warning to rename it)."""
+    if name is not None:
+        return cassette_path(request.node, name)
+    ours = cassette_path(request.node, cassette_name(request.node))
+    if os.path.lexists(ours):
+        return ours
+    theirs = _pytest_recording.cassette_path(request, _pytest_recording.vcr_config(request))
+    return theirs if os.path.lexists(theirs) else cassette_path(request.node)
+
+
+class _Missing(CassetteContext):
+    """A marked test's cassette that does not exist and may not be recorded: the test runs, as under
+    pytest-recording, and its first LLM call fails with ``why`` (what to run to record it)."""
+
+    def __init__(self, path: str, options: Options, why: str) -> None:
+        super().__init__(path, options)
+        self.why = why
+
+    def session(self) -> Session:
+        cassette = Cassette(self.path)
+        cassette.read_only = self.why
+        return Session(self.path, self.options, cassette, persist=False)
+
+
 @pytest.fixture
-def llmvcr_cassette(request: pytest.FixtureRequest, llmvcr_config: dict[str, Any]) -> Iterator[Any]:
-    """The test's ``Cassette``, active for the whole test."""
+def llmvcr_cassette(request: pytest.FixtureRequest, llmvcr_config: dict[str, Any]) -> Iterator[Cassette]:
+    """The test's ``Cassette``, active for the whole test.
+
+    What a pytest-recording test reads from ``vcr`` is here too: ``requests`` (each entry's request,
+    its body parsed), ``play_counts`` (``vcr.play_count`` is their sum) and ``all_played``.
+    """
     name, options, by_ci = _options(request, llmvcr_config)
-    path = cassette_path(request.node, name)
-    context = CassetteContext(path, Options.build(**options))
+    path = _path(request, name)
+    built = Options.build(**options)
+    context = CassetteContext(path, built)
     try:
         cassette = context.__enter__()
     except CassetteNotFoundError:
         why = " (the default when CI is set)" if by_ci else ""
-        raise CassetteNotFoundError(
+        context = _Missing(
+            path,
+            built,
             f"{request.node.nodeid}: no cassette at {path}, and record_mode='none'{why} forbids "
             f"recording. Record it locally and commit it: pytest '{request.node.nodeid}' "
-            f"--llmvcr-record-mode=once"
-        ) from None
+            f"--llmvcr-record-mode=once",
+        )
+        cassette = context.__enter__()
     try:
         yield cassette
     except BaseException as err:
@@ -242,6 +249,15 @@ def llmvcr_cassette(request: pytest.FixtureRequest, llmvcr_config: dict[str, Any
         raise
     else:
         context.__exit__(None, None, None)
+
+
+class _VcrFixture:
+    """Registered when the ini option ``llmvcr_vcr_fixture`` is true: pytest-recording's fixture name."""
+
+    @pytest.fixture(name="vcr")
+    def vcr(self, llmvcr_cassette: Cassette) -> Cassette:
+        """The test's llmvcr cassette under pytest-recording's name (``vcr.requests``, ``vcr.play_count``)."""
+        return llmvcr_cassette
 
 
 @pytest.fixture(autouse=True)
@@ -280,14 +296,27 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     shortened = _to_user_code(excinfo) if excinfo is not None and explained else None
     if shortened is not None:  # the user's line that made the call, then the message: not the SDK's code
         call.excinfo = shortened
+    if excinfo is not None and isinstance(excinfo.value, ReplayDivergence):
+        _name_the_test(excinfo.value, item.nodeid)
     outcome = yield
     if excinfo is not None and explained and shortened is None:  # in setup, in llmvcr's own fixture
         outcome.get_result().longrepr = excinfo.exconly()  # type: ignore[attr-defined]
-    plays = item.config.stash.get(_PLAYS, None)
-    # a test failed only for entries it left unused (on_unplayed="fail") may still be pruned
-    unplayed = excinfo is not None and excinfo.errisinstance(UnplayedEntriesError)
-    if plays is not None and outcome.get_result().failed and not unplayed:  # type: ignore[attr-defined]
-        plays.test_failed(item.nodeid)  # a failed test's cassettes are not evidence for prune
+    if outcome.get_result().failed:  # type: ignore[attr-defined]
+        # a failed test's cassettes are not evidence for prune, unless it failed only for the
+        # entries it left unused (on_unplayed="fail")
+        unplayed = excinfo is not None and excinfo.errisinstance(UnplayedEntriesError)
+        plays = item.config.stash.get(_PLAYS, None)
+        if plays is not None and not unplayed:
+            plays.test_failed(item.nodeid)
+        stats = item.config.stash.get(_STATS, None)
+        if stats is not None:
+            stats.failed.add(item.nodeid)
+
+
+def _name_the_test(err: ReplayDivergence, nodeid: str) -> None:
+    """The divergence message's generic re-record command, made the one for this test."""
+    if err.args and isinstance(err.args[0], str) and "-k <test>" in err.args[0]:
+        err.args = (err.args[0].replace("pytest: -k <test>", f"pytest '{nodeid}'"), *err.args[1:])
 
 
 _LIBRARIES = tuple(

@@ -13,7 +13,7 @@ import os
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from . import faults, wire
 from .cassette import Cassette, Entry, Request, Response
@@ -28,8 +28,9 @@ from .errors import (
 )
 from .faults import Fault
 from .kept_timing import EarlierTimings
-from .matching import default_request_hash
+from .matching import Fingerprinter, default_request_hash
 from .options import Options, settings
+from .recorded_matching import StaleCall, check_drift, from_vcrpy_names, recorded_match_on
 from .redact import RESPONSE_HEADERS, Redactor, compile_keep, compile_paths, compile_redactions
 from .schema import recorded_with
 from .shutdown import SigtermFlush, WriteLock
@@ -121,6 +122,15 @@ class Session:
         self._earlier: EarlierTimings | None = None  # record_mode="all": the streams the file held
         self.unrecorded: dict[str, int] = {}  # host -> requests no provider claimed, let through
         self.cassette = cassette if cassette is not None else self._load()
+        self.stale: list[StaleCall] = []  # calls served although their request drifted from the recording
+        # a vcrpy-made cassette is matched as it was recorded (llmvcr.recorded_matching)
+        self.recorded_match_on = (
+            None if options.matching_chosen else recorded_match_on(self.cassette, options)
+        )
+        self.fingerprinter = options.fingerprinter
+        if self.recorded_match_on is not None:
+            matchers = from_vcrpy_names(self.recorded_match_on)
+            self.fingerprinter = Fingerprinter(matchers, options.ignore, options.placeholders)
         replace = self._replace_on_write
         self._queue = WriteQueue(path, self.cassette, self._lock, replace=replace, persist=persist)
         if options.seed is not None:  # a seed is written into the file: no key in it either
@@ -214,7 +224,7 @@ class Session:
             return Decision(
                 name, request, "", entry=Entry(name, request, fault.response(name), ""), session=self
             )
-        fingerprinter = self.options.fingerprinter
+        fingerprinter = self.fingerprinter
         key = stored_hash if fingerprinter.is_default else fingerprinter.request_hash(normalised)
         live = Decision(name, request, stored_hash, session=self)
         if self.record_mode == "all" or self._live:
@@ -233,13 +243,15 @@ class Session:
             if position is None:
                 position = self._claim_as_asked(name, request)
         if position is not None:
+            if self.recorded_match_on is not None and self.options.mode == "strict":
+                self._note_stale(position, normalised, stored_hash, request)
             return self._serve(name, request, position, stored_hash)
         if self.can_record:
             return live
         if self.options.on_divergence == "live" and self.cassette.read_only is None:
             self._live = True
             return live
-        rows, nearest = nearest_diff(self.cassette.entries, normalised, self.options.fingerprinter.prepare)
+        rows, nearest = nearest_diff(self.cassette.entries, normalised, self.fingerprinter.prepare)
         message = divergence_message(
             self.path, name, request, rows, nearest, self.record_mode, self.options.mode, self.cassette
         )
@@ -270,6 +282,16 @@ class Session:
         with self._lock:
             self.unrecorded[host] = self.unrecorded.get(host, 0) + 1
 
+    def _note_stale(
+        self, position: int, normalised: dict[str, Any], stored_hash: str, request: Request
+    ) -> None:
+        """A call matched as recorded: kept when its request drifted (an error under on_stale='fail')."""
+        __tracebackhide__ = True
+        stale = check_drift(self, position, normalised, stored_hash, request)
+        if stale is not None:
+            with self._lock:
+                self.stale.append(stale)
+
     def _note_version(self, provider: Caller) -> None:
         self._versions_noted.add(provider.name)
         version = provider.sdk_version()
@@ -279,7 +301,7 @@ class Session:
     def _rehash_edited(self) -> bool:
         """On a miss, once: entries whose stored ``request_hash`` no longer fits their request (a
         hand-edited cassette) are indexed by what the request says now, with a warning naming the file."""
-        if self._rehashed or not self.options.fingerprinter.is_default:
+        if self._rehashed or not self.fingerprinter.is_default:
             return False
         self._rehashed = True
         stale = [
@@ -335,7 +357,7 @@ class Session:
         return Decision(name, request, stored_hash, entry=entry, session=self)
 
     def _index(self) -> dict[str, list[int]]:
-        fingerprinter = self.options.fingerprinter
+        fingerprinter = self.fingerprinter
         if fingerprinter.is_default and self._own_index is None:
             return self.cassette.index  # type: ignore[return-value]
         if self._own_index is None:
@@ -387,7 +409,7 @@ class Session:
             if version:
                 self.cassette.recorded_with[entry.provider] = version
             if self._own_index is not None:
-                h = self.options.fingerprinter.request_hash(entry.request.normalised())
+                h = self.fingerprinter.request_hash(entry.request.normalised())
                 self._own_index.setdefault(h, []).append(position)
             self.recorded += 1
             self._queue.add(entry)

@@ -371,3 +371,31 @@ socket.getaddrinfo = _hosts
     refused = run(inner, "--llmvcr-block-network", ci="true")  # the same test, "db" not allowed
     refused.assert_outcomes(failed=1)
     refused.stdout.fnmatch_lines(["*NetworkBlockedError: *test_talks_to_a_service: a connection to*"])
+
+
+def test_the_ci_refusal_of_an_unmarked_call_gives_advice_that_works_as_printed(
+    inner: pytest.Pytester,
+) -> None:
+    unmarked = """
+def test_unmarked():
+    assert ask("hi") == "Echo: hi"
+"""
+    inner.makepyfile(test_advice=HEADER + unmarked)
+    away = "http://api.example.test"  # not loopback: the guard refuses the call before it connects
+    refused = run(inner, ci="true", LLM_URL=away)
+    refused.assert_outcomes(failed=1)
+    text = refused.stdout.str()
+    assert "on when CI is set" not in text  # --llmvcr-block-network is off; CI alone refused it
+    refused.stdout.fnmatch_lines(
+        [
+            "*test_advice.py::test_unmarked: the anthropic call POST*outside a cassette: when CI is set, "
+            "llmvcr refuses LLM calls outside a cassette*mark the test @pytest.mark.llmvcr*"
+            "pytest 'test_advice.py::test_unmarked' --llmvcr-record-mode=once*"
+        ]
+    )
+    # the advice, followed as printed: mark the test, run the printed command locally, commit
+    command = text.split("commit the cassette: ", 1)[1].split(". To let it go out", 1)[0]
+    inner.makepyfile(test_advice=HEADER + "\n@pytest.mark.llmvcr" + unmarked)
+    run(inner, *shlex.split(command)[1:]).assert_outcomes(passed=1)
+    assert (inner.path / "cassettes" / "test_advice" / "test_unmarked.yaml").exists()
+    run(inner, ci="true", LLM_URL=away).assert_outcomes(passed=1)

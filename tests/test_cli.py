@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import copy
+import fnmatch
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -453,10 +456,11 @@ def test_a_pytest_recording_suite_migrates_in_one_command(
 
     status, out, err = run(capsys, "convert", str(folder), "--to", "llmvcr-yaml", "-o", str(folder))
     assert status == 0
-    assert f"wrote {source} (llmvcr-yaml, 3 entries from {source})" in out
+    assert out.count(str(source)) == 2  # its table row: the file and what it became, once
+    assert f"wrote {source}" in [line.split("  ")[-1] for line in out.splitlines()]
     assert "converted 1 file(s)" in out
     assert f"kept {mixed}: it also holds calls llmvcr does not replay" in err
-    assert f"skipped {folder / 'already.yaml'}: already llmvcr-yaml" in err
+    assert "skipped: already llmvcr-yaml" in out and "already.yaml" not in err
     assert mixed.read_bytes() == mixed_before
     assert len(llmvcr.load_cassette(source)) == 3
     assert run(capsys, "scan", str(source))[0] == 0  # the keys vcrpy kept did not come along
@@ -598,6 +602,60 @@ def test_rehash_stores_the_hash_of_a_request_edited_by_hand(
                 ask(text)
     assert cassette.unplayed == []
     assert run(capsys, "rehash", str(path))[1].strip().endswith("3 entries, counted in its header")
+
+
+def test_a_folder_convert_names_each_file_once(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    real = Path(__file__).parent / "data" / "vcrpy_real" / "otel-contrib"
+    source = tmp_path / "src"
+    shutil.copytree(real, source)
+    status, out, _ = run(capsys, "convert", str(source), "--to", "llmvcr-yaml", "-o", str(tmp_path / "out"))
+    assert status == 0
+    for name in os.listdir(source):
+        assert out.count(name) == 2, out  # its table row: the file and what it became
+
+
+def test_convert_into_a_folder_that_does_not_exist_yet(
+    capsys: pytest.CaptureFixture[str], agent: Path, tmp_path: Path
+) -> None:
+    status, out, err = run(
+        capsys, "convert", str(agent), "--to", "regista", "-o", str(tmp_path / "traces") + "/"
+    )
+    assert status == 0, err
+    written = tmp_path / "traces" / "agent.jsonl"
+    assert written.is_file() and out.startswith(f"wrote {written} (regista, ")
+    assert "is a directory" not in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["conver", "x"], "invalid choice: 'conver'*did you mean 'convert'?"),
+        (["convert", "x", "--to", "regsta", "-o", "y"], "invalid choice: 'regsta'*did you mean 'regista'?"),
+        (["convert", "x", "--to", "regista", "--layot", "full", "-o", "y"], "*did you mean '--layout'?"),
+        (["prune", "x", "--dry-rn"], "*did you mean '--dry-run'?"),
+    ],
+)
+def test_a_mistyped_command_option_or_value_gets_a_did_you_mean(
+    capsys: pytest.CaptureFixture[str], argv: list[str], expected: str
+) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    err = capsys.readouterr().err
+    assert info.value.code == 2
+    assert fnmatch.fnmatch(err.strip(), "llmvcr*: error: *" + expected + "; see 'llmvcr*--help'"), err
+
+
+def test_a_mistyped_record_mode_or_option_gets_a_did_you_mean(pytester: pytest.Pytester) -> None:
+    with pytest.raises(ValueError, match=r"unknown record_mode 'onse'; did you mean 'once'\?"):
+        llmvcr.use_cassette("x", record_mode="onse")  # type: ignore[typeddict-item]
+    with pytest.raises(ValueError, match=r"unknown option\(s\) 'record_mod'; did you mean 'record_mode'\?"):
+        llmvcr.use_cassette("x", record_mod="once")  # type: ignore[call-arg]
+    pytester.makepyfile(test_x="def test_x(): pass")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--llmvcr-record-mode=onse", timeout=120)
+    assert result.ret == 4  # a usage error
+    result.stderr.fnmatch_lines(
+        ["*unknown record mode 'onse'; did you mean 'once'? (valid: once, new_episodes, none, all)*"]
+    )
 
 
 # -- a conversion never succeeds empty -------------------------------------------------------------

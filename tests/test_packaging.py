@@ -27,7 +27,11 @@ def test_distribution_name_extras_and_core_dependencies() -> None:
     assert _names(extras["anthropic"]) == {"anthropic"} and _names(extras["openai"]) == {"openai"}
     assert set(extras["all"]) == set(extras["anthropic"]) | set(extras["openai"])
     readme = (ROOT / "README.md").read_text()
-    assert 'pip install "pyllmvcr[anthropic]"' in readme and "the import name is `llmvcr`" in readme
+    assert "the import name is `llmvcr`" in readme
+    # not on PyPI yet: no claim that it is, no link to a page that does not exist
+    assert "pip install pyllmvcr" not in readme and 'pip install "pyllmvcr' not in readme
+    assert "pypi.org/project/pyllmvcr" not in readme + (ROOT / "pyproject.toml").read_text()
+    assert "pip wheel . --no-deps" in readme and "pip wheel . --no-deps" in (ROOT / ".ci" / "run").read_text()
     # the installed distribution is this one, and says the same
     meta = importlib.metadata.metadata("pyllmvcr")
     assert {"anthropic", "openai", "all", "test"} <= set(meta.get_all("Provides-Extra") or [])

@@ -108,8 +108,33 @@ def test_nothing_recorded():
 """
     )
     result = run(inner, "--llmvcr-record-mode=none")
-    result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*CassetteNotFoundError*record_mode='none'*"])
+    result.assert_outcomes(failed=1)  # at the call, as pytest-recording fails it
+    result.stdout.fnmatch_lines(
+        [
+            "*ReplayDivergence*",
+            "*no cassette at *test_none/test_nothing_recorded.yaml, and record_mode='none' forbids "
+            "recording. Record it locally and commit it: pytest 'test_none.py::test_nothing_recorded' "
+            "--llmvcr-record-mode=once*",
+        ]
+    )
+    assert not (inner.path / "cassettes").exists()
+
+
+def test_marked_test_with_no_cassette_and_no_call_passes_as_under_pytest_recording(
+    inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    inner.makepyfile(
+        test_empty=HEADER
+        + """
+@pytest.mark.llmvcr
+def test_no_call(llmvcr_cassette):
+    assert len(llmvcr_cassette) == 0
+"""
+    )
+    monkeypatch.setenv("CI", "true")
+    for extra in (["--llmvcr-record-mode=none"], []):
+        run(inner, *extra).assert_outcomes(passed=1)
+    assert not (inner.path / "cassettes").exists()
 
 
 def test_block_network_fails_at_once_naming_the_test(inner: pytest.Pytester) -> None:
@@ -393,3 +418,28 @@ def test_word(word):
     result.stdout.fnmatch_lines(
         ["llmvcr: 4 LLM calls replayed, 0 recorded, 0 cassettes written, 0 unplayed entries;*"]
     )
+
+
+def test_a_divergence_names_the_test_to_re_record_and_its_cassette_is_not_offered_to_prune(
+    inner: pytest.Pytester,
+) -> None:
+    body = """
+class TestChat:
+    @pytest.mark.llmvcr
+    @pytest.mark.parametrize("n", [1])
+    def test_one(self, n):
+        assert ask("{prompt}") == "Echo: {prompt}"
+"""
+    inner.makepyfile(test_div=HEADER + body.format(prompt="first"))
+    run(inner).assert_outcomes(passed=1)
+    inner.makepyfile(test_div=HEADER + body.format(prompt="changed"))
+    result = run(inner, "--llmvcr-record-mode=none")
+    result.assert_outcomes(failed=1)
+    text = result.stdout.str()
+    assert "-k <test>" not in text
+    assert "(pytest 'test_div.py::TestChat::test_one[1]' --llmvcr-record-mode=all)" in text
+    assert (
+        "  1 cassette with unused entries whose test failed (it may have stopped before using them: "
+        "make it pass before pruning):\n    cassettes/test_div/TestChat.test_one[1].yaml: 1 entry\n"
+    ) in text
+    assert "llmvcr prune" not in text

@@ -10,6 +10,7 @@
     llmvcr rehash CASSETTE...             after a hand edit: check every entry, count them, store hashes
     llmvcr verify PATH... [--junit-xml F] re-send recorded requests live; report drift in the answers' shape
     llmvcr plan [PYTEST_ARGS...]          replay the suite; what to re-record, by cause, with its cost
+    llmvcr migrate [PATH] [--write]       a pytest-recording suite onto llmvcr's marker (a diff first)
 
 Errors are one line on stderr (what went wrong, with which file, and what to do) and exit status 2;
 ``diff`` and ``scan`` exit 1 for "different" and "found".
@@ -19,28 +20,53 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import warnings
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from ..errors import LLMVCRError
 from ..linear import LAYOUTS
+from ..options import did_you_mean
 from ..schema import LLMVCR_VERSION
 from . import fresh
 from .files import cmd_convert, cmd_prune, cmd_rehash, cmd_scan
 from .inspect import cmd_diff, cmd_ls, cmd_show
+from .migrate import add_parser as add_migrate_parser
 from .reading import SOURCES, TARGETS
 
-
 # -- the parser -------------------------------------------------------------------------------------
+_FLAGS: set[str] = set()  # every option of every command, for "did you mean"
+_CHOICE = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)$")
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse, with usage errors on one line that say where the help is."""
+    """argparse, with usage errors on one line that say where the help is, and the closest valid
+    name for a mistyped command, option or value."""
+
+    def add_argument(self, *names: Any, **kwargs: Any) -> argparse.Action:
+        _FLAGS.update(n for n in names if isinstance(n, str) and n.startswith("--"))
+        return super().add_argument(*names, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         if "required: COMMAND" in message or "required: command" in message:
             message = "no command given"
-        self.exit(2, f"{self.prog}: error: {message}; see '{self.prog} --help'\n")
+        self.exit(2, f"{self.prog}: error: {message}{_suggestion(message)}; see '{self.prog} --help'\n")
+
+
+def _suggestion(message: str) -> str:
+    """``; did you mean '--layout'?`` for argparse's unknown-option and invalid-choice errors."""
+    choice = _CHOICE.search(message)
+    if choice is not None:
+        valid = re.findall(r"'([^']*)'", choice.group(2))
+        return did_you_mean(choice.group(1), valid)
+    if message.startswith("unrecognized arguments: "):
+        for word in message.removeprefix("unrecognized arguments: ").split():
+            hint = did_you_mean(word.split("=", 1)[0], _FLAGS) if word.startswith("-") else ""
+            if hint:
+                return hint
+    return ""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -154,6 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
     rehash.add_argument("cassettes", nargs="+", metavar="CASSETTE", help="cassette files")
     rehash.set_defaults(run=cmd_rehash)
     fresh.add_commands(commands)  # verify, plan: keeping cassettes true to the live API
+    add_migrate_parser(commands)
     return parser
 
 

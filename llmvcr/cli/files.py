@@ -54,13 +54,19 @@ def cmd_convert(args: argparse.Namespace, out: TextIO) -> int:
     if os.path.isdir(args.src):
         return _convert_folder(args, out)
     src = existing(args.src)
-    if os.path.isdir(args.output):
-        raise CommandError(f"{args.output} is a folder; -o names the output file when SRC is a file")
+    output = args.output
+    if os.path.isdir(output) or output.endswith(
+        ("/", os.sep)
+    ):  # a folder (made if missing): SRC's name in it
+        stem = os.path.basename(src)
+        stem = stem[: -len(".gz")] if stem.lower().endswith(".gz") else stem
+        output = os.path.join(output, os.path.splitext(stem)[0] + TARGET_SUFFIX[args.to])
     cassette = load_any(src, args.from_format)
     empty = _nothing_converted(src, args.from_format or sniff(src), len(cassette))
     if empty is not None:
         raise CommandError(f"{src}: {empty}")
-    target = write_as(cassette, args.output, args.to, args.layout)
+    os.makedirs(os.path.dirname(output) or ".", exist_ok=True)
+    target = write_as(cassette, output, args.to, args.layout)
     print(f"wrote {target} ({args.to}, {entries(len(cassette))} from {src})", file=out)
     return 0
 
@@ -117,7 +123,6 @@ def _convert_one(args: argparse.Namespace, path: str, out: TextIO) -> tuple[str,
     target = _target(args, path)
     same_kind = fmt == "llmvcr" and args.to.startswith("llmvcr-") and format_of(path) == format_of(target)
     if same_kind and args.from_format is None and args.layout is None:
-        print(f"skipped {path}: already {args.to}", file=sys.stderr)
         return (path, fmt, "-", f"skipped: already {args.to}")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -145,8 +150,7 @@ def _convert_one(args: argparse.Namespace, path: str, out: TextIO) -> tuple[str,
     if empty is not None:
         print(f"llmvcr: error: {path}: {empty}", file=sys.stderr)
         return (path, fmt, "0", f"FAILED: {empty}")
-    write_as(cassette, target, args.to, args.layout)
-    print(f"wrote {target} ({args.to}, {entries(len(cassette))} from {path})", file=out)
+    write_as(cassette, target, args.to, args.layout)  # the table says so: no line of its own
     return (path, fmt, str(len(cassette)), f"wrote {target}")
 
 
