@@ -55,9 +55,15 @@ class Response:
 
 @dataclass(frozen=True, slots=True)
 class Entry:
-    """One recorded exchange."""
+    """One recorded exchange.
+
+    ``hashed_as_sent`` marks an entry whose ``before_record`` hook changed the request it stores:
+    ``request_hash`` is then the hash of the request as it was sent, which replay must still find,
+    and not a sign of a hand edit.
+    """
 
     provider: str
     request: Request
     response: Response
     request_hash: str
+    hashed_as_sent: bool = False

@@ -71,12 +71,15 @@ def entry_to_mapping(entry: Entry) -> dict[str, Any]:
         response["failure"] = res.failure
     if res.as_asked:
         response["as_asked"] = True
-    return {
+    mapping: dict[str, Any] = {
         "provider": entry.provider,
         "request": request,
         "request_hash": entry.request_hash,
-        "response": response,
     }
+    if entry.hashed_as_sent:  # before_record changed the request after it was hashed
+        mapping["hashed_as_sent"] = True
+    mapping["response"] = response
+    return mapping
 
 
 _MISSING = object()
@@ -255,6 +258,7 @@ def entry_from_mapping(raw: Mapping[str, Any], path: str, position: int) -> Entr
     truncated = _need(response, "truncated", bool, path, position, "response.truncated", False)
     failure = _need(response, "failure", (str, type(None)), path, position, "response.failure", None)
     as_asked = _need(response, "as_asked", bool, path, position, "response.as_asked", False)
+    hashed_as_sent = _need(raw, "hashed_as_sent", bool, path, position, "hashed_as_sent", False)
     return Entry(
         provider=provider,
         request=Request(
@@ -274,6 +278,7 @@ def entry_from_mapping(raw: Mapping[str, Any], path: str, position: int) -> Entr
             as_asked=as_asked,
         ),
         request_hash=request_hash,
+        hashed_as_sent=hashed_as_sent,
     )
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from . import faults, wire
@@ -307,7 +307,8 @@ class Session:
         stale = [
             i
             for i in range(self.cassette.loaded_count)
-            if self.cassette.entry(i).request_hash
+            if not self.cassette.entry(i).hashed_as_sent
+            and self.cassette.entry(i).request_hash
             != default_request_hash(self.cassette.entry(i).request.normalised())
         ]
         if not stale:
@@ -401,6 +402,8 @@ class Session:
             result = self.options.before_record(entry)
             if result is None:
                 return None
+            if result.request != entry.request:  # replay still finds it by the request as sent
+                result = replace(result, request_hash=decision.request_hash, hashed_as_sent=True)
             entry = result
         position = self.cassette.append(entry)
         self.cassette.mark_played(position)

@@ -125,7 +125,7 @@ def _checked(data: bytes, path: str, counted: bool) -> dict[str, Any]:
     for position, raw in enumerate(entries):
         entry = entry_from_mapping(raw, path, position)  # a wrong-typed field is refused at load
         fresh = default_request_hash(entry.request.normalised())
-        if fresh != entry.request_hash:
+        if fresh != entry.request_hash and not entry.hashed_as_sent:
             stale.append([position, fresh])
     return {"document": document, "stale": stale}
 
@@ -182,8 +182,7 @@ def cassette_from_document(document: dict[str, Any], path: str, stale: Stale | N
         warnings.warn(
             f"{path}: entry {shown} was edited by hand (its stored request_hash no longer fits its "
             f"request); it answers its request as it reads now, never the one it was copied from. "
-            f"Store the new hash with: llmvcr rehash {path} (a before_record hook that changes requests "
-            f"does this too: redact them with redact=, which runs before the hash)",
+            f"Store the new hash with: llmvcr rehash {path}",
             EditedCassetteWarning,
             stacklevel=3,
         )

@@ -122,6 +122,42 @@ def test_user_redaction_hooks(anthropic_client: Any, cassette_dir: Path) -> None
         )
 
 
+def test_a_before_record_hook_that_rewrites_a_request_still_replays_it(
+    anthropic_client: Any, cassette_dir: Path, server: Any
+) -> None:
+    """A vcrpy-style scrub in before_record changes the stored request after it was hashed: replay
+    still finds the entry by the request as sent, with no hand-edit warning, and rehash keeps it."""
+    import dataclasses
+    import warnings
+
+    from llmvcr.cli import main as cli_main
+
+    def scrub(entry: llmvcr.Entry) -> llmvcr.Entry:
+        body = {**entry.request.body, "metadata": {"user_id": "<scrubbed>"}}
+        return dataclasses.replace(entry, request=dataclasses.replace(entry.request, body=body))
+
+    def ask() -> Any:
+        return anthropic_client.messages.create(
+            model="claude-test",
+            max_tokens=8,
+            metadata={"user_id": "u-42"},
+            messages=[{"role": "user", "content": "hi"}],
+        )
+
+    with llmvcr.recording("scrubbed", before_record=scrub):
+        live = ask()
+    data = written_bytes(cassette_dir)
+    assert b"u-42" not in data and b"<scrubbed>" in data and b"hashed_as_sent: true" in data
+    path = next(cassette_dir.rglob("scrubbed.yaml"))
+    assert cli_main(["rehash", str(path)]) == 0  # rehash leaves a hook-scrubbed entry as it is
+    before = server.request_count
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no EditedCassetteWarning: nothing was edited by hand
+        with llmvcr.recording("scrubbed", record_mode="none") as again:
+            assert ask().content[0].text == live.content[0].text
+    assert len(again.played) == 1 and server.request_count == before
+
+
 def test_redactor_patterns_and_scan() -> None:
     r = Redactor()
     r.learn("Bearer weird-shaped-secret")
