@@ -20,6 +20,8 @@ from .errors import (
     NetworkBlockedError,
     ReplayDivergence,
     ReplayDivergenceWarning,
+    SDKChangedError,
+    SDKChangedWarning,
 )
 
 _LAZY = {
@@ -63,6 +65,8 @@ __all__ = [
     "ReplayDivergenceWarning",
     "Request",
     "Response",
+    "SDKChangedError",
+    "SDKChangedWarning",
     "configure",
     "create_recording_adapter",
     "create_replay_adapter",

@@ -14,6 +14,7 @@
     ├── CassetteFormatError              (also ValueError) a file that cannot be read; names file/entry/field
     │   └── ForeignCassetteError         another tool's cassette (vcrpy) where an llmvcr one was expected
     ├── CassetteWriteError               (also OSError) a cassette could not be written; names the file
+    ├── SDKChangedError                  a release renamed a private name llmvcr needs for this call
     └── CommandError                     the ``llmvcr`` command cannot go on
 
     UserWarning
@@ -21,7 +22,8 @@
     ├── UnrecordedCallWarning            a recording cassette let unclaimed requests through
     ├── EditedCassetteWarning            an entry's stored request_hash no longer fits its request
     ├── ConversionWarning                a converter kept going but the target cannot hold something
-    └── CassetteWriteWarning             a write failed (retried), or a rewrite dropped comments
+    ├── CassetteWriteWarning             a write failed (retried), or a rewrite dropped comments
+    └── SDKChangedWarning                a release renamed a private name; llmvcr took a plainer path
 
 Each message names the file and the call, and says what to do next.
 """
@@ -160,3 +162,16 @@ class CassetteWriteError(LLMVCRError, OSError):
 class CassetteWriteWarning(UserWarning):
     """A cassette write failed and is tried again at the next write and at exit, or a rewrite of a
     hand-edited cassette could not keep its comments. The message names the file."""
+
+
+class SDKChangedError(LLMVCRError):
+    """An SDK release renamed or moved a private name llmvcr needs to intercept this call.
+
+    The message names the package, its version, the name and the remedy (pin the package below
+    that version, or upgrade llmvcr). Raised at the first call through that SDK, never at open.
+    """
+
+
+class SDKChangedWarning(UserWarning):
+    """An SDK release renamed or moved a private name llmvcr uses; it took a plainer path that still
+    records and replays correctly. The message names the package, its version and the name."""

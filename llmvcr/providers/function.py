@@ -13,6 +13,7 @@ from typing import Any
 
 from ..cassette import Request, Response
 from ..errors import RecordedCallError
+from ..redact import is_credential_header
 from ..session import Decision
 from . import register_provider
 from ._patch import Patch, resolve_attr
@@ -116,7 +117,13 @@ class FunctionProvider:
         if not watching():
             return None
         body = {"args": self.serialize(list(args)), "kwargs": self.serialize(dict(kwargs))}
-        decision = decide(self, Request(method="CALL", path=self.target, body=body))
+        # a credential passed by name (api_key=, token=) is learned by the session as a credential
+        # header is: replaced in the stored call and wherever it comes back (raw, base64, quoted)
+        credentials = {k: v for k, v in kwargs.items() if isinstance(v, str) and is_credential_header(k)}
+        decision = decide(self, Request(method="CALL", path=self.target, body=body, headers=credentials))
+        fault = decision.fault
+        if fault is not None:  # an injected failure: raised, never a live call
+            raise (TimeoutError if fault.kind == "timeout" else ConnectionError)(fault.message)
         if decision.entry is None and not decision.recording:
             return None
         return decision
