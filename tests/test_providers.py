@@ -252,6 +252,18 @@ def test_an_injected_fault_fails_a_patched_function_and_never_calls_it(cassette_
         unregister_provider(provider.name)
 
 
+def test_a_key_shaped_return_value_never_reaches_disk_encoded(cassette_dir: Any) -> None:
+    provider = llmvcr.patch_function("userlib:Gateway.new_key")
+    try:
+        with llmvcr.recording("fn-minted"):
+            minted = userlib.Gateway().new_key()
+        written = b"".join(p.read_bytes() for p in cassette_dir.rglob("*.yaml"))
+        assert minted["key"].encode() not in written
+        assert minted["encoded"][:40].encode() not in written  # nor its base64, stored before it
+    finally:
+        unregister_provider(provider.name)
+
+
 def test_a_key_given_to_a_patched_function_never_reaches_disk(cassette_dir: Any) -> None:
     key = "SENTINEL+fn/Key=42"  # no known key shape: only its argument's name says what it is
     provider = llmvcr.patch_function("userlib:Gateway.sign_in")

@@ -42,6 +42,11 @@ class Gateway:
         CALLS.append(user)
         return {"user": user, "key": api_key, "token": base64.b64encode(api_key.encode()).decode()}
 
+    def new_key(self) -> dict[str, str]:
+        """A key minted by the call: its base64 form first, then the key itself."""
+        key = "sk-ant-api03-" + "Q7w8E9r0T1y2U3i4O5p6" * 4
+        return {"encoded": base64.b64encode(key.encode()).decode(), "key": key}
+
     def broken(self, prompt: str) -> str:
         CALLS.append(prompt)
         raise ValueError(f"bad prompt {prompt!r}")

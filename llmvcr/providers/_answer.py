@@ -9,12 +9,16 @@ the request from the same SDK pieces (``_build_headers``, ``_prepare_url``, the 
 encoder) and the HTTP library's plain ``Request``, and hands the seam the ``Request`` record it
 would read from it, already read. ``send`` decides on that as on any request.
 
-Anything this does not cover takes the SDK's own path, as if this module were not there: a
-cassette that may record or go live, a body that is not a JSON object, query parameters,
+Anything this does not cover takes the SDK's own path, as if this module were not there (every
+call does when an SDK release renamed a name in ``FAST_PATH``: ``_build_request`` is then left
+unwrapped): a cassette that may record or go live, a body that is not a JSON object, query parameters,
 ``extra_body`` the SDK has not merged yet, files, a GET, an SDK client class that builds requests its
 own way, an HTTP client class that sends its own way. A request changed after it was built
 (``_prepare_request`` signing it) is read again at ``send``. The test suite builds both requests
 for every call (``checks``) and fails on any difference.
+
+Why it stays: replay per call, floor and llmvcr alternating in each round, was 0.99-1.04 times the
+floor with it and 1.09-1.16 times without it (N = 100 and 1,000).
 """
 
 from __future__ import annotations

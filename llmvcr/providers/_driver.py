@@ -22,10 +22,9 @@ from ..errors import LLMVCRError
 from ..faults import Fault
 from ..session import Decision
 from ..sse import encode_events
-from ._funnel import carry, current_caller
 from ._patch import Patch
 from ._streams import Capture
-from .base import decide, installed, lookup, registered, unclaimed
+from .base import carry, current_caller, decide, installed, lookup, registered, unclaimed
 from .http import HttpProvider, body_bytes
 
 # never served back: the body is stored decoded and whole, and a replay sets no cookies

@@ -47,7 +47,10 @@ class Internal(NamedTuple):
 _STAINLESS_KNOWN = "anthropic 2.10.0-2.17.0, openai 3.51.0-3.60.0"
 _FAST_PATH = "replay builds requests through the SDK's own path (the fast path in providers._answer is off)"
 _AIOHTTP_SERVE = "an LLM call through aiohttp inside a cassette raises (a recorded answer cannot be served)"
-_WIRE = "calls are recognised at the HTTP seam by their User-Agent, host or wire format"
+_WIRE = (
+    "calls are recognised at the HTTP seam by their User-Agent, host or wire format (an llmvcr error, "
+    "such as a divergence, then reaches the caller as the cause of the SDK's connection error)"
+)
 
 INTERNALS: tuple[Internal, ...] = (
     # -- a Stainless SDK's base client (anthropic, openai, groq, cerebras, ...) -----------------
@@ -97,7 +100,7 @@ INTERNALS: tuple[Internal, ...] = (
              ERROR, _AIOHTTP_SERVE),
     # -- lm15, vendored by DSPy --------------------------------------------------------------------
     Internal("dspy.lm15", "dspy._vendor.lm15.transports", "module", "dspy 3.4.1", ERROR,
-             "DSPy's native calls are not intercepted: llmvcr warns as DSPy loads inside a cassette"),
+             "DSPy's LM calls inside a cassette raise (its lm15 transports cannot be intercepted)"),
 )  # fmt: skip
 
 _BY_KEY = {internal.key: internal for internal in INTERNALS}

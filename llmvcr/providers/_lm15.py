@@ -89,25 +89,12 @@ def _wrappers(module: Any) -> tuple[Any, Any]:
             return wrapped(*args, **kwargs)
         if decision.entry is not None:
             recorded = decision.entry.response
-            return module.TransportResponse(
-                status=recorded.status,
-                reason="",
-                headers=served_headers(recorded),
-                http_version="HTTP/1.1",
-                chunks=served_chunks(recorded, decision.replay_speed),
-                release=lambda consumed: None,
-            )
+            chunks = served_chunks(recorded, decision.replay_speed)
+            return _served(module.TransportResponse, recorded, chunks, lambda consumed: None)
         start = time.perf_counter()
         live = wrapped(*args, **kwargs)
         capture = _capture(decision, live, start)
-        return module.TransportResponse(
-            status=live.status,
-            reason=live.reason,
-            headers=live.headers,
-            http_version=live.http_version,
-            chunks=capture.passing(live),
-            release=lambda consumed: live.close(),
-        )
+        return _teed(module.TransportResponse, live, capture.passing(live), lambda consumed: live.close())
 
     def async_stream(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         request = args[0] if args else kwargs["request"]
@@ -136,14 +123,7 @@ async def _async_answer(module: Any, decision: Decision, live_cm: Any) -> AsyncI
         async def release(consumed: bool) -> None:
             pass
 
-        yield module.AsyncTransportResponse(
-            status=recorded.status,
-            reason="",
-            headers=served_headers(recorded),
-            http_version="HTTP/1.1",
-            chunks=served(),
-            release=release,
-        )
+        yield _served(module.AsyncTransportResponse, recorded, served(), release)
         return
     start = time.perf_counter()
     async with live_cm as live:
@@ -152,14 +132,32 @@ async def _async_answer(module: Any, decision: Decision, live_cm: Any) -> AsyncI
         async def release_live(consumed: bool) -> None:
             pass  # the live response is released as this block exits
 
-        yield module.AsyncTransportResponse(
-            status=live.status,
-            reason=live.reason,
-            headers=live.headers,
-            http_version=live.http_version,
-            chunks=capture.passing_async(live),
-            release=release_live,
-        )
+        yield _teed(module.AsyncTransportResponse, live, capture.passing_async(live), release_live)
+
+
+def _served(cls: Any, recorded: Response, chunks: Any, release: Any) -> Any:
+    """lm15's (sync or async) ``TransportResponse`` for a recorded response."""
+    headers = served_headers(recorded)
+    return cls(
+        status=recorded.status,
+        reason="",
+        headers=headers,
+        http_version="HTTP/1.1",
+        chunks=chunks,
+        release=release,
+    )
+
+
+def _teed(cls: Any, live: Any, chunks: Any, release: Any) -> Any:
+    """lm15's (sync or async) ``TransportResponse`` for a live one, its body passing ``chunks``."""
+    return cls(
+        status=live.status,
+        reason=live.reason,
+        headers=live.headers,
+        http_version=live.http_version,
+        chunks=chunks,
+        release=release,
+    )
 
 
 def _patches(module: Any) -> list[Patch]:

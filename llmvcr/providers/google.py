@@ -16,8 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import _internals
-from ._funnel import funnel_wrappers
-from .base import package_version
+from .base import funnel_wrappers, package_version
 from .http import HttpProvider
 
 

@@ -20,9 +20,8 @@ from ..errors import SDKChangedWarning
 from ..http_request import body_bytes, parse_body, request_from_wire, without_userinfo
 from . import _internals
 from ._answer import FAST_PATH, build_request_wrapper
-from ._funnel import funnel_wrappers
 from ._patch import Patch, resolve_attr
-from .base import package_version
+from .base import funnel_wrappers, package_version
 
 __all__ = [
     "HttpProvider",
