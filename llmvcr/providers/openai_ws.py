@@ -255,7 +255,8 @@ def _client_of(manager: Any) -> Any:
             fill = {"module": cls.__module__, "manager": cls.__name__}
             raise _internals.error("openai.ws_client", **fill)
         return None
-    return getattr(manager, f"_{cls.__name__.lstrip('_')}{_CLIENT}", None)
+    # stored mangled (``_ResponsesConnectionManager__client``) by whichever class set it
+    return next((v for k, v in vars(manager).items() if k.endswith(_CLIENT)), None)
 
 
 def _socket_args(manager: Any, args: Any, kwargs: Any) -> tuple[str, tuple[tuple[str, str], ...]]:
