@@ -121,11 +121,18 @@ class LibraryPatches:
     """One HTTP library's wrappers, applied all or none while interception is in place.
 
     ``patches(module)`` builds the library module's patches (once per module object: a reloaded
-    module gets new ones); they go on at install, or as the module loads, and come off together.
+    module gets new ones); they go on at install, or as the module loads while ``active()`` says
+    interception is in place, and come off together.
     """
 
-    def __init__(self, name: str, modules: tuple[str, ...], patches: Callable[[Any], list[Patch]]) -> None:
-        self.name, self.modules, self._build = name, modules, patches
+    def __init__(
+        self,
+        name: str,
+        modules: tuple[str, ...],
+        patches: Callable[[Any], list[Patch]],
+        active: Callable[[], bool] = installed,
+    ) -> None:
+        self.name, self.modules, self._build, self._active = name, modules, patches, active
         self._made: dict[str, tuple[Any, list[Patch]]] = {}
         self._on: list[Patch] = []
         self._lock = threading.RLock()  # a post-import hook may fire while an install imports
@@ -140,7 +147,7 @@ class LibraryPatches:
     def on_import(self, module: Any) -> None:
         """``module`` was imported (or is, at install): wrap it while interception is in place."""
         with self._lock:
-            if not installed():
+            if not self._active():
                 return
             made = self._made.get(module.__name__)
             if made is None or made[0] is not module:

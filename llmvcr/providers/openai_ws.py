@@ -33,6 +33,7 @@ from ..cassette import Request, Response
 from ..errors import ReplayExhausted, SDKChangedError
 from ..session import Decision
 from . import _internals
+from ._driver import LibraryPatches
 from ._patch import Patch
 from .base import decide, package_version
 from .openai import provider as openai_http
@@ -301,11 +302,9 @@ class OpenAIWebSocketProvider:
     package = "openai"
 
     def __init__(self) -> None:
-        self._patches: list[Patch] = []
-        self._wrapped: set[str] = set()  # modules whose managers are wrapped now
-        self._hooked: set[str] = set()  # modules with a post-import hook waiting
         self._installed = False
-        self._lock = threading.RLock()
+        self._hooked: set[str] = set()  # modules with a post-import hook waiting
+        self._library = LibraryPatches(self.name, _MODULES, _ws_patches, active=lambda: self._installed)
 
     def sdk_version(self) -> str | None:
         return package_version("openai")
@@ -319,45 +318,34 @@ class OpenAIWebSocketProvider:
         """
         self._installed = True
         for module_name in _MODULES:
-            module = sys.modules.get(module_name)
-            if module is None:
-                if module_name not in self._hooked:
-                    self._hooked.add(module_name)
-                    wrapt.register_post_import_hook(self._on_import, module_name)
-            elif module_name not in self._wrapped:
-                self._wrap(module)
-
-    def _on_import(self, module: Any) -> None:
-        with self._lock:
-            if self._installed and module.__name__ not in self._wrapped:
-                self._wrap(module)
-
-    def _wrap(self, module: Any) -> None:
-        self._wrapped.add(module.__name__)
-        wrappers = (_sync_wrapper, _async_wrapper)
-        for cls_name, wrapper, enter in zip(_internals.WS_MANAGERS, wrappers, _ENTER, strict=True):
-            cls = getattr(module, cls_name, None)
-            if cls is None:  # an openai without this WebSocket API
-                continue
-            fill = {"module": module.__name__, "manager": cls_name}
-            if not _internals.present("openai.ws_client", **fill):
-                _blind.add(cls)
-            missing = [k for k in ("openai.connect_ws", "openai.ws_url") if not _internals.present(k, **fill)]
-            if missing:  # the socket cannot be intercepted: refuse it inside a cassette
-                refuse = _refusing(_internals.error(missing[0], **fill))
-                patches = [Patch(cls, name, refuse) for name in (enter, "enter") if hasattr(cls, name)]
-            else:
-                patches = [Patch(cls, _internals.attribute("openai.connect_ws"), wrapper)]
-            for patch in patches:
-                patch.apply()
-                self._patches.append(patch)
+            if module_name not in sys.modules and module_name not in self._hooked:
+                self._hooked.add(module_name)
+                wrapt.register_post_import_hook(self._library.on_import, module_name)
+        self._library.install()
 
     def uninstall(self) -> None:
-        with self._lock:
-            self._installed = False
-            while self._patches:
-                self._patches.pop().undo()
-            self._wrapped.clear()
+        self._installed = False
+        self._library.uninstall()
+
+
+def _ws_patches(module: Any) -> list[Patch]:
+    """The wrappers for one responses module's connection managers (none in an openai without them)."""
+    out: list[Patch] = []
+    wrappers = (_sync_wrapper, _async_wrapper)
+    for cls_name, wrapper, enter in zip(_internals.WS_MANAGERS, wrappers, _ENTER, strict=True):
+        cls = getattr(module, cls_name, None)
+        if cls is None:  # an openai without this WebSocket API
+            continue
+        fill = {"module": module.__name__, "manager": cls_name}
+        if not _internals.present("openai.ws_client", **fill):
+            _blind.add(cls)
+        missing = [k for k in ("openai.connect_ws", "openai.ws_url") if not _internals.present(k, **fill)]
+        if missing:  # the socket cannot be intercepted: refuse it inside a cassette
+            refuse = _refusing(_internals.error(missing[0], **fill))
+            out += [Patch(cls, name, refuse) for name in (enter, "enter") if hasattr(cls, name)]
+        else:
+            out.append(Patch(cls, _internals.attribute("openai.connect_ws"), wrapper))
+    return out
 
 
 provider = OpenAIWebSocketProvider()
