@@ -21,6 +21,8 @@ from .errors import (
     NetworkBlockedError,
     ReplayDivergence,
     ReplayDivergenceWarning,
+    SDKChangedError,
+    SDKChangedWarning,
     TruncatedStreamError,
 )
 
@@ -66,6 +68,8 @@ __all__ = [
     "ReplayDivergenceWarning",
     "Request",
     "Response",
+    "SDKChangedError",
+    "SDKChangedWarning",
     "TruncatedStreamError",
     "configure",
     "create_recording_adapter",

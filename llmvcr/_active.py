@@ -69,6 +69,11 @@ def bind(client: Any, session: Session) -> None:
         _bound[client] = session
 
 
+def bound_clients() -> bool:
+    """Whether any client is bound to a session of its own (an explicit adapter is alive)."""
+    return bool(_bound)
+
+
 def current_session() -> Session | None:
     """The session of this thread or task, else the only open one."""
     session = _current.get()

@@ -19,6 +19,7 @@
     ├── UnplayedEntriesError             on_unplayed="fail": a passing test left recorded entries unused
     ├── ExpiredCassetteError             expiry="fail": a cassette older than max_age
     ├── RecordBudgetSpent                --llmvcr-record-budget: this cassette would record past the budget
+    ├── SDKChangedError                  a release renamed a private name llmvcr needs for this call
     └── CommandError                     the ``llmvcr`` command cannot go on
 
     UserWarning
@@ -28,7 +29,8 @@
     ├── ConversionWarning                a converter kept going but the target cannot hold something
     ├── CassetteWriteWarning             a write failed (retried), or a rewrite dropped comments
     ├── UnplayedEntriesWarning           on_unplayed="warn": a passing test left recorded entries unused
-    └── ExpiredCassetteWarning           expiry="warn": a cassette older than max_age
+    ├── ExpiredCassetteWarning           expiry="warn": a cassette older than max_age
+    └── SDKChangedWarning                a release renamed a private name; llmvcr took a plainer path
 
 Each message names the file and the call, and says what to do next.
 """
@@ -200,3 +202,16 @@ class UnplayedEntriesWarning(UserWarning):
 
 class ExpiredCassetteWarning(UserWarning):
     """``expiry="warn"``, or ``re-record`` where recording is not allowed (CI): an expired cassette."""
+
+
+class SDKChangedError(LLMVCRError):
+    """An SDK release renamed or moved a private name llmvcr needs to intercept this call.
+
+    The message names the package, its version, the name and the remedy (pin the package below
+    that version, or upgrade llmvcr). Raised at the first call through that SDK, never at open.
+    """
+
+
+class SDKChangedWarning(UserWarning):
+    """An SDK release renamed or moved a private name llmvcr uses; it took a plainer path that still
+    records and replays correctly. The message names the package, its version and the name."""

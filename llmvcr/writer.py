@@ -217,7 +217,7 @@ def has_comments(text: str) -> bool:
         spans = [
             ((e.start_mark.line, e.start_mark.column), (e.end_mark.line, e.end_mark.column))
             for e in yaml.parse(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-            if isinstance(e, yaml.ScalarEvent)
+            if isinstance(e, yaml.ScalarEvent) and e.start_mark and e.end_mark  # the parser marks every one
         ]
     except yaml.YAMLError:
         return False

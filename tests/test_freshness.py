@@ -203,7 +203,10 @@ def test_max_age_is_checked_when_given() -> None:
     assert Options.build(max_age="2w").max_age == timedelta(weeks=2)
     with pytest.raises(ValueError, match="'30 days' is not a duration"):
         Options.build(max_age="30 days")
-    with pytest.raises(ValueError, match=r"unknown expiry 'rerecord'; did you mean 're-record'\?; valid: warn, fail, re-record"):
+    with pytest.raises(
+        ValueError,
+        match=r"unknown expiry 'rerecord'; did you mean 're-record'\?; valid: warn, fail, re-record",
+    ):
         Options.build(expiry="rerecord")
 
 

@@ -111,3 +111,61 @@ def test_reopening_cassettes_keeps_another_librarys_wrapper_put_on_between_them(
     with llmvcr.recording("reopen"):
         assert httpx2.Client.__dict__["send"] is not original
     assert httpx2.Client.__dict__["send"] is original
+
+
+class _Broken:
+    """A provider whose interception fails to go on (a bug, or an SDK that changed under it)."""
+
+    name = "broken-install"
+
+    def sdk_version(self) -> str | None:
+        return None
+
+    def install(self) -> None:
+        raise RuntimeError("cannot patch")
+
+    def uninstall(self) -> None:
+        pass
+
+
+def test_an_install_that_fails_leaves_nothing_half_applied(anthropic_client: Any) -> None:
+    original = httpx2.Client.__dict__["send"]
+    llmvcr.register_provider(_Broken())
+    try:
+        try:
+            with llmvcr.recording("broken"):
+                pass
+        except RuntimeError:
+            pass
+        else:
+            raise AssertionError("the failing install did not surface")
+        assert not installed()  # the count went back: the next cassette starts from scratch
+        assert httpx2.Client.__dict__["send"] is original  # what went on before the failure came off
+    finally:
+        unregister_provider("broken-install")
+    with llmvcr.recording("after"):  # and every other SDK's cassettes work as before
+        anthropic_client.messages.create(
+            model="claude-test", max_tokens=8, messages=[{"role": "user", "content": "hi"}]
+        )
+    assert not installed() and httpx2.Client.__dict__["send"] is original
+
+
+def test_a_funnel_that_is_not_there_is_said_once_and_harms_no_cassette(anthropic_client: Any) -> None:
+    import warnings
+
+    provider = llmvcr.register_provider(
+        llmvcr.providers.HttpProvider("renamed", "json", sync_funnels=("json:JSONDecoder.gone_in_a_release",))
+    )
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for name in ("one", "two"):
+                with llmvcr.recording(name):
+                    anthropic_client.messages.create(
+                        model="claude-test", max_tokens=8, messages=[{"role": "user", "content": "hi"}]
+                    )
+        said = [str(w.message) for w in caught if issubclass(w.category, llmvcr.SDKChangedWarning)]
+        assert len(said) == 1 and "json:JSONDecoder.gone_in_a_release" in said[0]
+    finally:
+        unregister_provider(provider.name)
+    assert not installed()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import importlib.metadata
 import json
 import time
@@ -232,6 +233,52 @@ async def test_the_readme_adapter_async(server: Any, mistral_provider: Any, requ
     request.getfixturevalue("no_network")
     with llmvcr.recording("mistral-async", record_mode="none"):
         assert await run() == live
+
+
+def test_an_injected_fault_fails_a_patched_function_and_never_calls_it(cassette_dir: Any) -> None:
+    provider = llmvcr.patch_function("userlib:Gateway.complete")
+    try:
+        gateway = userlib.Gateway()
+        with llmvcr.recording("fn-faults"):
+            gateway.complete("hi")
+        userlib.CALLS.clear()
+        with llmvcr.recording("fn-faults", record_mode="none"):
+            with llmvcr.inject_error(kind="timeout", call=1), pytest.raises(TimeoutError):
+                gateway.complete("hi")
+            with llmvcr.inject_error(kind="connection", call=1), pytest.raises(ConnectionError):
+                gateway.complete("hi")
+        assert userlib.CALLS == []  # neither call ran for real
+    finally:
+        unregister_provider(provider.name)
+
+
+def test_a_key_shaped_return_value_never_reaches_disk_encoded(cassette_dir: Any) -> None:
+    provider = llmvcr.patch_function("userlib:Gateway.new_key")
+    try:
+        with llmvcr.recording("fn-minted"):
+            minted = userlib.Gateway().new_key()
+        written = b"".join(p.read_bytes() for p in cassette_dir.rglob("*.yaml"))
+        assert minted["key"].encode() not in written
+        assert minted["encoded"][:40].encode() not in written  # nor its base64, stored before it
+    finally:
+        unregister_provider(provider.name)
+
+
+def test_a_key_given_to_a_patched_function_never_reaches_disk(cassette_dir: Any) -> None:
+    key = "SENTINEL+fn/Key=42"  # no known key shape: only its argument's name says what it is
+    provider = llmvcr.patch_function("userlib:Gateway.sign_in")
+    try:
+        gateway = userlib.Gateway()
+        with llmvcr.recording("fn-keys"):
+            live = gateway.sign_in("ada", api_key=key)
+        written = b"".join(p.read_bytes() for p in cassette_dir.rglob("*.yaml"))
+        assert b"SENTINEL" not in written and base64.b64encode(key.encode()).rstrip(b"=") not in written
+        assert b"ada" in written
+        with llmvcr.recording("fn-keys", record_mode="none"):
+            replayed = gateway.sign_in("ada", api_key=key)  # the same call matches its redacted record
+        assert replayed["user"] == live["user"] and replayed["key"] != key
+    finally:
+        unregister_provider(provider.name)
 
 
 # -- OpenAI's Responses API over WebSocket (responses.connect) -------------------------------------------

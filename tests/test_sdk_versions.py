@@ -67,3 +67,24 @@ def test_old_sdk_cassette_replays_with_the_installed_sdks(server: Any, tmp_path:
         f"{importlib.metadata.version('openai')}; recorded with anthropic {cassette.recorded_with['anthropic']}, "
         f"openai {cassette.recorded_with['openai']}"
     )
+
+
+def test_the_oldest_ci_job_pins_exactly_the_lower_bounds_pyproject_allows() -> None:
+    if tomllib is None:
+        pytest.skip("tomllib needs Python 3.11")
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    floors = {}
+    for spec in [*project["dependencies"], *project["optional-dependencies"]["all"]]:
+        name, _, rest = spec.partition(">=")
+        low = rest.split(",")[0].strip()
+        floors[name.strip().lower()] = low + ".0" if low.count(".") == 1 else low
+    lines = (ROOT / ".ci" / "oldest.txt").read_text().splitlines()
+    pins = dict(line.lower().split("==") for line in lines if line and not line.startswith("#"))
+    assert {name: pins[name] for name in floors} == floors
+    assert pins["wrapt"] >= "2.4"  # the first wrapt with unwrap_object, which every undo relies on
+
+
+def test_the_wrapt_floor_has_what_the_patches_use() -> None:
+    import wrapt
+
+    assert callable(wrapt.unwrap_object) and callable(wrapt.wrap_function_wrapper)

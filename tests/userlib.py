@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import dataclasses
 from collections.abc import AsyncIterator, Iterator
 
@@ -35,6 +36,16 @@ class Gateway:
     def words(self, prompt: str) -> Iterator[str]:
         CALLS.append(prompt)
         yield from prompt.split()
+
+    def sign_in(self, user: str, api_key: str) -> dict[str, str]:
+        """Echoes the key as a gateway might: raw and base64-encoded."""
+        CALLS.append(user)
+        return {"user": user, "key": api_key, "token": base64.b64encode(api_key.encode()).decode()}
+
+    def new_key(self) -> dict[str, str]:
+        """A key minted by the call: its base64 form first, then the key itself."""
+        key = "sk-ant-api03-" + "Q7w8E9r0T1y2U3i4O5p6" * 4
+        return {"encoded": base64.b64encode(key.encode()).decode(), "key": key}
 
     def broken(self, prompt: str) -> str:
         CALLS.append(prompt)

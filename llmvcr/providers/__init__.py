@@ -13,9 +13,12 @@ import sys
 import wrapt
 
 from ..session import Decision
-from . import base
+from . import (
+    _internals,
+    _send,  # noqa: F401 - adds the httpx seam
+    base,
+)
 from ._patch import resolve_attr
-from ._send import install_http, uninstall_http
 from .anthropic import provider as anthropic_provider
 from .base import Provider, decide, installed, registered, watching
 from .google import provider as google_provider
@@ -29,9 +32,12 @@ _hooked: set[str] = set()
 # that wraps each. The module is imported by wrapt when its library is: never in a process
 # without aiohttp or lm15, and never at ``import llmvcr``.
 SEAM_HOOKS = {
+    "httpx2": "llmvcr.providers._send:on_import",
+    "httpx": "llmvcr.providers._send:on_import",
     "aiohttp": "llmvcr.providers._aiohttp:on_import",
     "lm15.transports": "llmvcr.providers._lm15:on_import",
-    "dspy._vendor.lm15.transports": "llmvcr.providers._lm15:on_import",
+    _internals.where("dspy.lm15"): "llmvcr.providers._lm15:on_import",
+    "dspy": "llmvcr.providers._lm15:on_dspy_import",  # checks its lm15 is where the line above waits
 }
 
 
@@ -90,16 +96,22 @@ def install() -> None:
     still, while interception is in place, is patched by a post-import hook as it loads.
     """
     with base.lock:
+        first = not installed()
         base.count_install(1)
-        install_http()
-        for target, hook in SEAM_HOOKS.items():
-            if target not in _hooked:  # runs now if the library is imported, else as it loads
-                _hooked.add(target)
-                wrapt.register_post_import_hook(hook, target)
-        for seam in base.seams():
-            seam.install()
-        for provider in registered():
-            _install_one(provider)
+        try:
+            for target, hook in SEAM_HOOKS.items():
+                if target not in _hooked:  # runs now if the library is imported, else as it loads
+                    _hooked.add(target)
+                    wrapt.register_post_import_hook(hook, target)
+            for seam in base.seams():
+                seam.install()
+            for provider in registered():
+                _install_one(provider)
+        except BaseException:
+            # nothing half applied: the count goes back, and a first install is undone whole
+            if base.count_install(-1) == 0 and first:
+                _uninstall_all()
+            raise
 
 
 def _install_one(provider: Provider) -> None:
@@ -124,11 +136,14 @@ def uninstall() -> None:
         if not installed():
             return
         if base.count_install(-1) == 0:
-            for provider in registered():
-                provider.uninstall()
-            uninstall_http()
-            for seam in base.seams():
-                seam.uninstall()
+            _uninstall_all()
+
+
+def _uninstall_all() -> None:
+    for provider in registered():
+        provider.uninstall()
+    for seam in base.seams():
+        seam.uninstall()
 
 
 for _builtin in (anthropic_provider, openai_provider, openai_ws_provider, google_provider):

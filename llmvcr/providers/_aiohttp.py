@@ -1,10 +1,12 @@
-"""The aiohttp seam: ``ClientSession._request``, where every aiohttp request starts.
+"""The aiohttp seam: ``ClientSession._request`` (named in ``providers._internals``), where every aiohttp
+request starts.
 
 google-genai's ``client.aio`` sends through aiohttp whenever it is importable, and so do
-litellm's async paths. One request runs as in ``providers._send``: whose call it is (the SDK
-funnel it runs in, else a provider's ``owns``), the ``Request`` (``http.request_from_wire``),
-``base.decide``, then a recorded response served as aiohttp's own ``ClientResponse`` (the SDKs
-check its type) or the live one with its body teed into the record as the caller reads it.
+litellm's async paths. Only aiohttp's translations live here (the driver,
+``providers._driver``, does the rest): the wire request as a ``Request``
+(``http.request_from_wire``), a recorded response as aiohttp's own ``ClientResponse`` (the SDKs
+check its type), the live one's body teed into the record as the caller reads it, and aiohttp's
+error classes for an injected fault.
 ``ClientSession.request``, ``get``, ``post`` and ``async with session.post(...)`` all pass
 ``_request``; wrapping it (not a transport) is the one place a response can be answered.
 """
@@ -13,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from http import HTTPStatus
@@ -21,16 +22,19 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from ..cassette import Response
-from ..errors import LLMVCRError
-from ..sse import encode_events
-from ._funnel import carry, current_caller
+from ..cassette import Request, Response
+from ..errors import SDKChangedError
+from ..faults import Fault
+from . import _internals
+from ._driver import LibraryPatches, capture, decision, schedule, served_headers
 from ._patch import Patch
 from ._streams import Capture
-from .base import Seam, add_seam, decide, installed, lookup, registered, unclaimed, watching
-from .http import HttpProvider, body_bytes, request_from_wire
+from .base import Seam, add_seam, watching
+from .http import HttpProvider, request_from_wire
 
-_patch: Patch | None = None
+_BUILD_URL = _internals.attribute("aiohttp.build_url")
+_HEADERS = _internals.attribute("aiohttp.headers")
+_RAW_HEADERS = _internals.attribute("aiohttp.raw_headers")
 
 
 class _View(NamedTuple):
@@ -40,25 +44,13 @@ class _View(NamedTuple):
     headers: Any  # multidict.CIMultiDict
 
 
-def _owner(view: _View) -> HttpProvider | None:
-    caller = current_caller()
-    if caller is not None:
-        provider = lookup(caller.provider)
-        return provider if isinstance(provider, HttpProvider) else None
-    for provider in registered():
-        if isinstance(provider, HttpProvider) and provider.owns(view):
-            if not provider.installed:
-                provider.install()  # the SDK was imported after the cassette opened
-            return provider
-    return None
-
-
 def _wire(multidict: Any, yarl: Any, session: Any, args: Any, kwargs: Any) -> tuple[str, Any, Any, bytes]:
     """Method, absolute URL, merged headers and body bytes, as aiohttp will send them."""
     from_args = list(args)
     method = kwargs.get("method") or from_args.pop(0)
-    target = kwargs.get("str_or_url") or from_args.pop(0)
-    build = getattr(session, "_build_url", None)  # joins a relative URL to the session's base_url
+    target = kwargs.get("str_or_url") or kwargs.get("url") or from_args.pop(0)
+    build = getattr(session, _BUILD_URL, None)  # joins a relative URL to the session's base_url
+    # without it (a release renamed it) an absolute URL is as given; a relative one is refused below
     url = build(target) if build is not None else yarl.URL(target)
     params = kwargs.get("params")
     if params:
@@ -104,13 +96,11 @@ class _NoFlowControl:
 _pacers: set[asyncio.Task[None]] = set()
 
 
-async def _pace(content: Any, events: list[tuple[Any, bytes]], speed: float) -> None:
+async def _pace(content: Any, chunks: list[tuple[float, bytes]]) -> None:
     """Feed a served stream at its recorded pace (``replay_speed``), as it arrived when recorded."""
-    last = 0.0
-    for t, chunk in events:
-        if isinstance(t, (int, float)):
-            await asyncio.sleep(max(0.0, (t - last) / 1000 / speed))
-            last = t
+    for wait, chunk in chunks:
+        if wait:
+            await asyncio.sleep(wait)
         content.feed_data(chunk)
     content.feed_eof()
 
@@ -120,16 +110,14 @@ def _served(
 ) -> Any:
     """aiohttp's own ``ClientResponse`` for ``recorded``, its body already in its stream."""
     loop = asyncio.get_running_loop()
-    headers = multidict.CIMultiDict(
-        (k, v) for k, v in recorded.headers.items() if k not in ("content-length", "content-encoding")
-    )
+    headers = multidict.CIMultiDict(served_headers(recorded))
     info = aiohttp.RequestInfo(url, method, multidict.CIMultiDictProxy(multidict.CIMultiDict()))
     response = aiohttp.ClientResponse(
         method,
         url,
         writer=None,
         continue100=None,
-        timer=aiohttp.helpers.TimerNoop(),
+        timer=None,  # aiohttp puts its own no-op timer
         request_info=info,
         traces=[],
         loop=loop,
@@ -137,27 +125,23 @@ def _served(
         stream_writer=_Sent(),
     )
     content = aiohttp.StreamReader(_NoFlowControl(), 2**16, loop=loop)
-    if recorded.stream is not None:
-        headers.setdefault("content-type", "text/event-stream")
-        events = encode_events(recorded.stream)
-        if speed:
-            pacer = loop.create_task(_pace(content, events, speed))
-            _pacers.add(pacer)  # held until done: the loop keeps only a weak reference
-            pacer.add_done_callback(_pacers.discard)
-        else:
-            for _, chunk in events:
-                content.feed_data(chunk)
-            content.feed_eof()
+    chunks = schedule(recorded, speed)
+    if any(wait for wait, _ in chunks):
+        pacer = loop.create_task(_pace(content, chunks))
+        _pacers.add(pacer)  # held until done: the loop keeps only a weak reference
+        pacer.add_done_callback(_pacers.discard)
     else:
-        content.feed_data(body_bytes(recorded.body, headers.get("content-type", "application/json")))
+        for _, chunk in chunks:
+            content.feed_data(chunk)
         content.feed_eof()
     response.status = recorded.status
     try:
         response.reason = HTTPStatus(recorded.status).phrase
     except ValueError:
         response.reason = ""
-    response._headers = multidict.CIMultiDictProxy(headers)
-    response._raw_headers = tuple((k.encode(), v.encode()) for k, v in headers.items())
+    # read back by the public ``headers`` and ``raw_headers`` (checked at install: see ``_patches``)
+    setattr(response, _HEADERS, multidict.CIMultiDictProxy(headers))
+    setattr(response, _RAW_HEADERS, tuple((k.encode(), v.encode()) for k, v in headers.items()))
     response.content = (
         _Cut(content, aiohttp.ClientPayloadError(recorded.failure)) if recorded.failure else content
     )
@@ -246,76 +230,96 @@ class _Cut(_Reader):
             raise self._error
 
 
-def _wrapper(aiohttp: Any) -> Callable[..., Awaitable[Any]]:
+def _fault(aiohttp: Any) -> Callable[[Fault], BaseException]:
+    def fault(fault: Fault) -> BaseException:
+        error = aiohttp.ServerTimeoutError if fault.kind == "timeout" else aiohttp.ClientConnectionError
+        return error(fault.message)  # type: ignore[no-any-return]
+
+    return fault
+
+
+def _wrapper(aiohttp: Any, broken: SDKChangedError | None) -> Callable[..., Awaitable[Any]]:
+    """The wrapper of ``ClientSession._request``; ``broken``: what a release took that serving needs
+    (every call an SDK makes raises it, inside a cassette)."""
     multidict = importlib.import_module("multidict")  # aiohttp's own dependencies
     yarl = importlib.import_module("yarl")
-
-    def on_wire(session: Any, args: Any, kwargs: Any) -> tuple[str, Any, Any, bytes]:
-        return _wire(multidict, yarl, session, args, kwargs)
+    fault = _fault(aiohttp)
 
     async def request(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         __tracebackhide__ = True  # pytest shows the user's frame and the message
         if not watching():
             return await wrapped(*args, **kwargs)
-        method, url, headers, body = on_wire(instance, args, kwargs)
-        provider = _owner(_View(url, headers))
-        try:
-            if provider is None:
-                unclaimed(method, str(url), url.host or "")
-                return await wrapped(*args, **kwargs)
-            caller = current_caller()
-            wire = request_from_wire(
+        method, url, headers, body = _wire(multidict, yarl, instance, args, kwargs)
+
+        def record(provider: HttpProvider) -> Request:
+            if broken is not None:
+                raise broken
+            if not url.is_absolute():  # a relative URL that only the renamed _build_url could place
+                raise _internals.error("aiohttp.build_url")
+            return request_from_wire(
                 method, str(url), headers.items(), body, meaning_headers=provider.meaning_headers
             )
-            decision = decide(provider, wire, caller.client if caller else None, host=url.host)
-        except LLMVCRError as err:
-            raise carry(err) from None
-        if decision.fault is not None:
-            if decision.fault.kind == "timeout":
-                raise aiohttp.ServerTimeoutError(decision.fault.message)
-            raise aiohttp.ClientConnectionError(decision.fault.message)
-        if decision.entry is not None:
-            return _served(
-                aiohttp, multidict, instance, method, url, decision.entry.response, decision.replay_speed
-            )
-        if not decision.recording:
+
+        decided = decision(_View(url, headers), method, str(url), record, fault)
+        if decided is None:
             return await wrapped(*args, **kwargs)
+        if decided.entry is not None:
+            return _served(
+                aiohttp, multidict, instance, method, url, decided.entry.response, decided.replay_speed
+            )
         start = time.perf_counter()
         response = await wrapped(*args, **kwargs)
         sse = "text/event-stream" in response.headers.get("content-type", "")
-        capture = Capture(decision.record, response.status, _lowered(response.headers), sse)
-        capture.restart_clock(start)
-        response.content = _Tee(response.content, capture)
-        decision.on_close(lambda: capture.finish(truncated=True))
+        taken = capture(decided, response.status, _lowered(response.headers), start, sse=sse)
+        response.content = _Tee(response.content, taken)
         return response
 
     return request
 
 
-def install_aiohttp() -> None:
-    """Wrap ``ClientSession._request`` if aiohttp is imported (never import it ourselves)."""
-    if "aiohttp" in sys.modules:
-        _apply(sys.modules["aiohttp"])
+# ``ClientSession``'s public ways in, each of which calls ``_request``: wrapped to refuse an SDK's call
+# inside a cassette when a release renamed ``_request`` (it could not be intercepted)
+_PUBLIC = ("request", "get", "options", "head", "post", "put", "patch", "delete")
 
 
-def _apply(aiohttp: Any) -> None:
-    global _patch
-    if _patch is None:
-        _patch = Patch(aiohttp.ClientSession, "_request", _wrapper(aiohttp))
-        _patch.apply()
+def _refusing(aiohttp: Any, error: SDKChangedError) -> Callable[..., Any]:
+    multidict = importlib.import_module("multidict")
+    yarl = importlib.import_module("yarl")
+    fault = _fault(aiohttp)
+
+    def refuse(provider: HttpProvider) -> Request:
+        raise error
+
+    def public(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        __tracebackhide__ = True
+        if watching():
+            method = "GET" if wrapped.__name__ == "request" else wrapped.__name__.upper()
+            given = args if wrapped.__name__ == "request" else (method, *args)
+            method, url, headers, _ = _wire(multidict, yarl, instance, given, kwargs)
+            decision(_View(url, headers), method, str(url), refuse, fault)  # an SDK's call raises
+        return wrapped(*args, **kwargs)
+
+    return public
+
+
+def _patches(aiohttp: Any) -> list[Patch]:
+    """The wrappers for this aiohttp; what a release renamed is named by the registry."""
+    _internals.present("aiohttp.build_url")  # only warns: a URL is taken as given without it
+    serving = [key for key in ("aiohttp.headers", "aiohttp.raw_headers") if not _internals.present(key)]
+    broken = _internals.error(serving[0]) if serving else None
+    found = _internals.resolve("aiohttp.request")
+    if found is not None:
+        return [Patch(*found, _wrapper(aiohttp, broken))]
+    refuse = _refusing(aiohttp, _internals.error("aiohttp.request"))
+    return [Patch(aiohttp.ClientSession, name, refuse) for name in _PUBLIC]
+
+
+_library = LibraryPatches("aiohttp", ("aiohttp",), _patches)
 
 
 def on_import(module: Any) -> None:
     """aiohttp was imported (the post-import hook ``providers.install`` registers)."""
-    if installed():
-        _apply(module)
+    _library.on_import(module)
 
 
-def uninstall_aiohttp() -> None:
-    global _patch
-    if _patch is not None:
-        _patch.undo()
-        _patch = None
-
-
-add_seam(Seam("aiohttp", install_aiohttp, uninstall_aiohttp))
+add_seam(Seam("aiohttp", _library.install, _library.uninstall))

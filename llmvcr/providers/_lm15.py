@@ -12,23 +12,25 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
-from ..cassette import Response
-from ..sse import encode_events
+from .. import _active
+from ..cassette import Request, Response
+from ..errors import SDKChangedError
+from ..faults import Fault
+from ..session import Decision
+from . import _internals
+from ._driver import LibraryPatches, capture, decision, schedule, served_headers
 from ._patch import Patch
 from ._streams import Capture
-from .base import Seam, add_seam, decide, installed, registered, unclaimed, watching
-from .http import HttpProvider, body_bytes, request_from_wire
+from .base import Seam, add_seam, watching
+from .http import HttpProvider, request_from_wire
 
 # lm15 on its own, and the copy DSPy ships
-MODULES = ("lm15.transports", "dspy._vendor.lm15.transports")
-
-_patches: dict[str, list[Patch]] = {}
+MODULES = ("lm15.transports", _internals.where("dspy.lm15"))
 
 
 class _Url(NamedTuple):
@@ -43,67 +45,36 @@ class _View(NamedTuple):
     headers: dict[str, str]
 
 
-def _owner(view: _View) -> HttpProvider | None:
-    for provider in registered():
-        if isinstance(provider, HttpProvider) and provider.owns(view):
-            return provider
-    return None
-
-
-def _decide(request: Any) -> Any:
+def _decide(module: Any, request: Any) -> Decision | None:
     """The decision for this request, or None to let it through untouched."""
     __tracebackhide__ = True
     if not watching():
         return None
     parts = urlsplit(request.url)
     view = _View(_Url(parts.hostname or "", parts.path), {k.lower(): v for k, v in request.headers})
-    provider = _owner(view)
-    if provider is None:
-        unclaimed(request.method, request.url, view.url.host)
-        return None
-    wire = request_from_wire(
-        request.method,
-        request.url,
-        request.headers,
-        request.body or b"",
-        meaning_headers=provider.meaning_headers,
-    )
-    return decide(provider, wire, None, host=view.url.host)
+
+    def record(provider: HttpProvider) -> Request:
+        body = request.body or b""
+        return request_from_wire(
+            request.method, request.url, request.headers, body, meaning_headers=provider.meaning_headers
+        )
+
+    def fault(fault: Fault) -> BaseException:
+        return (module.ReadTimeout if fault.kind == "timeout" else module.ConnectError)(fault.message)  # type: ignore[no-any-return]
+
+    return decision(view, request.method, request.url, record, fault)
 
 
-def _chunks(recorded: Response, speed: float | None) -> list[tuple[float, bytes]]:
-    """``(seconds to wait first, bytes)``: a stream's events at ``replay_speed``, else at once."""
-    if recorded.stream is None:
-        content_type = recorded.headers.get("content-type", "application/json")
-        return [(0.0, body_bytes(recorded.body, content_type))]
-    out, last = [], 0.0
-    for t, chunk in encode_events(recorded.stream):
-        wait = 0.0
-        if speed and isinstance(t, (int, float)):
-            wait, last = max(0.0, (t - last) / 1000 / speed), t
-        out.append((wait, chunk))
-    return out
-
-
-def _headers(recorded: Response) -> list[tuple[str, str]]:
-    headers = [(k, v) for k, v in recorded.headers.items() if k not in ("content-length", "content-encoding")]
-    if recorded.stream is not None and "content-type" not in recorded.headers:
-        headers.append(("content-type", "text/event-stream"))
-    return headers
-
-
-def _capture(decision: Any, response: Any, start: float) -> Capture:
+def _capture(decided: Decision, response: Any, start: float) -> Capture:
     headers = {k.lower(): v for k, v in response.headers}
-    sse = "text/event-stream" in headers.get("content-type", "")
-    capture = Capture(decision.record, response.status, headers, sse)
-    capture.restart_clock(start)
-    decision.on_close(lambda: capture.finish(truncated=True))
-    return capture
+    return capture(
+        decided, response.status, headers, start, sse="text/event-stream" in headers.get("content-type", "")
+    )
 
 
 def _wrappers(module: Any) -> tuple[Any, Any]:
     def served_chunks(recorded: Response, speed: float | None) -> Iterator[bytes]:
-        for wait, chunk in _chunks(recorded, speed):
+        for wait, chunk in schedule(recorded, speed):
             if wait:
                 time.sleep(wait)
             yield chunk
@@ -113,61 +84,36 @@ def _wrappers(module: Any) -> tuple[Any, Any]:
     def sync_stream(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         __tracebackhide__ = True
         request = args[0] if args else kwargs["request"]
-        decision = _decide(request)
+        decision = _decide(module, request)
         if decision is None:
             return wrapped(*args, **kwargs)
-        if decision.fault is not None:
-            error = module.ReadTimeout if decision.fault.kind == "timeout" else module.ConnectError
-            raise error(decision.fault.message)
         if decision.entry is not None:
             recorded = decision.entry.response
-            return module.TransportResponse(
-                status=recorded.status,
-                reason="",
-                headers=_headers(recorded),
-                http_version="HTTP/1.1",
-                chunks=served_chunks(recorded, decision.replay_speed),
-                release=lambda consumed: None,
-            )
-        if not decision.recording:
-            return wrapped(*args, **kwargs)
+            chunks = served_chunks(recorded, decision.replay_speed)
+            return _served(module.TransportResponse, recorded, chunks, lambda consumed: None)
         start = time.perf_counter()
         live = wrapped(*args, **kwargs)
         capture = _capture(decision, live, start)
-        return module.TransportResponse(
-            status=live.status,
-            reason=live.reason,
-            headers=live.headers,
-            http_version=live.http_version,
-            chunks=capture.passing(live),
-            release=lambda consumed: live.close(),
-        )
+        return _teed(module.TransportResponse, live, capture.passing(live), lambda consumed: live.close())
 
     def async_stream(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         request = args[0] if args else kwargs["request"]
-        decision = _decide(request)
+        decision = _decide(module, request)
         if decision is None:
             return wrapped(*args, **kwargs)
-        return _async_answer(module, decision, wrapped(*args, **kwargs) if _goes_live(decision) else None)
+        return _async_answer(module, decision, None if decision.entry else wrapped(*args, **kwargs))
 
     return sync_stream, async_stream
 
 
-def _goes_live(decision: Any) -> bool:
-    return decision.fault is None and decision.entry is None
-
-
 @contextlib.asynccontextmanager
-async def _async_answer(module: Any, decision: Any, live_cm: Any) -> AsyncIterator[Any]:
+async def _async_answer(module: Any, decision: Decision, live_cm: Any) -> AsyncIterator[Any]:
     """``async with transport.stream(request) as response``: the recorded or the teed live response."""
-    if decision.fault is not None:
-        error = module.ReadTimeout if decision.fault.kind == "timeout" else module.ConnectError
-        raise error(decision.fault.message)
     if decision.entry is not None:
         recorded = decision.entry.response
 
         async def served() -> AsyncIterator[bytes]:
-            for wait, chunk in _chunks(recorded, decision.replay_speed):
+            for wait, chunk in schedule(recorded, decision.replay_speed):
                 if wait:
                     await asyncio.sleep(wait)
                 yield chunk
@@ -177,66 +123,86 @@ async def _async_answer(module: Any, decision: Any, live_cm: Any) -> AsyncIterat
         async def release(consumed: bool) -> None:
             pass
 
-        yield module.AsyncTransportResponse(
-            status=recorded.status,
-            reason="",
-            headers=_headers(recorded),
-            http_version="HTTP/1.1",
-            chunks=served(),
-            release=release,
-        )
+        yield _served(module.AsyncTransportResponse, recorded, served(), release)
         return
     start = time.perf_counter()
     async with live_cm as live:
-        if not decision.recording:
-            yield live
-            return
         capture = _capture(decision, live, start)
 
         async def release_live(consumed: bool) -> None:
             pass  # the live response is released as this block exits
 
-        yield module.AsyncTransportResponse(
-            status=live.status,
-            reason=live.reason,
-            headers=live.headers,
-            http_version=live.http_version,
-            chunks=capture.passing_async(live),
-            release=release_live,
-        )
+        yield _teed(module.AsyncTransportResponse, live, capture.passing_async(live), release_live)
 
 
-def install_lm15() -> None:
-    """Wrap the lm15 transports that are imported (never import one ourselves)."""
-    for name in MODULES:
-        if name in sys.modules:
-            _apply(sys.modules[name])
+def _served(cls: Any, recorded: Response, chunks: Any, release: Any) -> Any:
+    """lm15's (sync or async) ``TransportResponse`` for a recorded response."""
+    headers = served_headers(recorded)
+    return cls(
+        status=recorded.status,
+        reason="",
+        headers=headers,
+        http_version="HTTP/1.1",
+        chunks=chunks,
+        release=release,
+    )
 
 
-def _apply(module: Any) -> None:
-    if module.__name__ in _patches:
-        return
+def _teed(cls: Any, live: Any, chunks: Any, release: Any) -> Any:
+    """lm15's (sync or async) ``TransportResponse`` for a live one, its body passing ``chunks``."""
+    return cls(
+        status=live.status,
+        reason=live.reason,
+        headers=live.headers,
+        http_version=live.http_version,
+        chunks=chunks,
+        release=release,
+    )
+
+
+def _patches(module: Any) -> list[Patch]:
     sync_stream, async_stream = _wrappers(module)
-    patches = [
+    return [
         Patch(module.StdlibTransport, "stream", sync_stream),
         Patch(module.StdlibAsyncTransport, "stream", async_stream),
     ]
-    for patch in patches:
-        patch.apply()
-    _patches[module.__name__] = patches
+
+
+# DSPy's public ways to call a model, refused inside a cassette when its lm15 moved (not intercepted)
+_DSPY_CALLS = ("__call__", "acall")  # not forward: DSPy tells a plugin LM by an overridden forward
+
+
+def _dspy_patches(dspy: Any) -> list[Patch]:
+    """None while DSPy's lm15 is where ``MODULES`` waits for it; else its calls refused in a cassette."""
+    if _internals.present("dspy.lm15"):
+        return []
+    refuse = _refusing(_internals.error("dspy.lm15"))
+    lm = getattr(dspy, "LM", None)
+    return [Patch(lm, name, refuse) for name in _DSPY_CALLS if hasattr(lm, name)]
+
+
+def _refusing(error: SDKChangedError) -> Any:
+    def call(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        if watching() and _active.session_for(None) is not None:
+            raise error
+        return wrapped(*args, **kwargs)
+
+    return call
+
+
+_library = LibraryPatches("lm15", MODULES, _patches)
+_dspy = LibraryPatches("dspy", ("dspy",), _dspy_patches)
 
 
 def on_import(module: Any) -> None:
     """An lm15 transports module was imported (the post-import hook ``providers.install`` registers)."""
-    if installed():
-        _apply(module)
+    _library.on_import(module)
 
 
-def uninstall_lm15() -> None:
-    for patches in _patches.values():
-        for patch in reversed(patches):
-            patch.undo()
-    _patches.clear()
+def on_dspy_import(module: Any) -> None:
+    """DSPy was imported: its vendored lm15 must be where ``MODULES`` waits for it."""
+    _dspy.on_import(module)
 
 
-add_seam(Seam("lm15", install_lm15, uninstall_lm15))
+add_seam(Seam("lm15", _library.install, _library.uninstall))
+add_seam(Seam("dspy", _dspy.install, _dspy.uninstall))

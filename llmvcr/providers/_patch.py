@@ -11,18 +11,34 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import Any
+from typing import Any, overload
 
 import wrapt
 
 
-def resolve_attr(spec: str) -> tuple[Any, str]:
-    """``"pkg.mod:Class.attr"`` -> ``(pkg.mod.Class, "attr")``, importing ``pkg.mod``."""
+@overload
+def resolve_attr(spec: str) -> tuple[Any, str]: ...
+@overload
+def resolve_attr(spec: str, *, missing_ok: bool) -> tuple[Any, str] | None: ...
+
+
+def resolve_attr(spec: str, *, missing_ok: bool = False) -> tuple[Any, str] | None:
+    """``"pkg.mod:Class.attr"`` -> ``(pkg.mod.Class, "attr")``, importing ``pkg.mod``.
+
+    Every name is looked up, the last one too: a missing one raises ``AttributeError`` (or
+    ``ImportError`` for the module), or gives None with ``missing_ok``.
+    """
     module_name, _, dotted = spec.partition(":")
-    owner: Any = importlib.import_module(module_name)
-    *parents, attr = dotted.split(".")
-    for name in parents:
-        owner = getattr(owner, name)
+    try:
+        owner: Any = importlib.import_module(module_name)
+        *parents, attr = dotted.split(".")
+        for name in parents:
+            owner = getattr(owner, name)
+        getattr(owner, attr)
+    except (ImportError, AttributeError):
+        if missing_ok:
+            return None
+        raise
     return owner, attr
 
 

@@ -1,55 +1,27 @@
 """The HTTP seam: ``Client.send``/``AsyncClient.send`` of httpx2 and of legacy httpx.
 
-One request, top to bottom: find whose call it is (the SDK funnel it runs in, else ``owns``),
-turn the wire request into a ``Request`` (``_headers.record_of``), ask ``base.decide``, then
-serve the recorded response (``_streams.serve``) or send it and capture what comes back
-(``_streams.capture``, ending in ``decision.record``). The sync and async wrappers share every
-step but the awaits.
+Only httpx's translations live here; the driver (``providers._driver``) does the rest. The wire
+request's record is read at ``send`` (``_headers.record_of``), or was built in the SDK's funnel
+(``providers._answer``); a recorded response is served as httpx's own (``_streams.serve``); a
+live one is teed into a capture as the caller reads it (``_streams.tee``); an injected fault is
+httpx's ``ReadTimeout`` or ``ConnectError``. The sync and async wrappers differ only in awaits.
 """
 
 from __future__ import annotations
 
-import importlib
-import sys
-import threading
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import wrapt
-
-from ..errors import LLMVCRError
+from ..faults import Fault
 from ..session import Decision
 from ._answer import PREMADE
-from ._funnel import carry, current_caller
+from ._driver import LibraryPatches, capture, decision
 from ._headers import record_of
 from ._patch import Patch
-from ._streams import Capture, serve, tee
-from .base import decide, lookup, outer_call, registered, unclaimed, watching
+from ._streams import serve, tee
+from .base import Seam, add_seam, outer_call, watching
 from .http import HttpProvider, without_userinfo
-
-_patches: list[Patch] = []
-_patched_modules: set[str] = set()
-_hooked_modules: set[str] = set()
-_active = False
-_lock = threading.RLock()  # a post-import hook may fire while an install imports
-
-
-def _http_providers() -> list[HttpProvider]:
-    return [p for p in registered() if isinstance(p, HttpProvider)]
-
-
-def _owner(request: Any) -> HttpProvider | None:
-    caller = current_caller()
-    if caller is not None:
-        provider = lookup(caller.provider)
-        return provider if isinstance(provider, HttpProvider) else None
-    for provider in _http_providers():
-        if provider.owns(request):
-            if not provider.installed:
-                provider.install()  # the SDK was imported after the cassette opened
-            return provider
-    return None
 
 
 def _response_headers(response: Any) -> dict[str, str]:
@@ -65,50 +37,32 @@ def _decide(module: Any, args: Any, kwargs: Any) -> tuple[Decision, Any] | None:
     if not watching():
         return None
     request = args[0] if args else kwargs["request"]
-    provider = _owner(request)
-    if provider is None:
-        try:
-            unclaimed(request.method, without_userinfo(str(request.url)), request.url.host)
-        except LLMVCRError as err:
-            raise carry(err) from None
-        return None
-    caller = current_caller()
     premade = request.extensions.get(PREMADE)
-    if premade is not None and premade.still_fits(request):
-        wire = premade.request  # built in the funnel from the same pieces (providers._answer)
-    else:
-        wire = record_of(request, provider)
-    try:
-        decision = decide(provider, wire, caller.client if caller else None, host=request.url.host)
-        if premade is not None and decision.entry is None and decision.fault is None:
-            raise LLMVCRError(  # a request built for replay alone never goes on the wire
-                f"llmvcr: {request.method} {without_userinfo(str(request.url))} was made inside a "
-                f"replay-only cassette that was closed before the request was sent; keep the cassette "
-                f"open until the call returns"
-            )
-    except LLMVCRError as err:
-        raise carry(err) from None
-    fault = decision.fault
-    if fault is not None:
+    fits = premade is not None and premade.still_fits(request)
+
+    def record(provider: HttpProvider) -> Any:
+        # built in the funnel from the same pieces (providers._answer), unless changed since
+        return premade.request if fits else record_of(request, provider)
+
+    def fault(fault: Fault) -> BaseException:
         error = module.ReadTimeout if fault.kind == "timeout" else module.ConnectError
-        raise error(fault.message, request=request)
-    if decision.entry is None and not decision.recording:
-        return None
-    return decision, request
+        return error(fault.message, request=request)  # type: ignore[no-any-return]
+
+    url = without_userinfo(str(request.url))
+    decided = decision(request, request.method, url, record, fault, replay_only=premade is not None)
+    return None if decided is None else (decided, request)
 
 
 def _capture(
-    module: Any, decision: Decision, response: Any, stream: bool, start: float, is_async: bool
+    module: Any, decided: Decision, response: Any, stream: bool, start: float, is_async: bool
 ) -> Any:
     sse = stream and "text/event-stream" in response.headers.get("content-type", "")
-    capture = Capture(decision.record, response.status_code, _response_headers(response), sse)
-    capture.restart_clock(start)
+    taken = capture(decided, response.status_code, _response_headers(response), start, sse=sse)
     if stream and not _already_read(module, response):
-        response.stream = tee(module, response.stream, capture, is_async)
-        decision.on_close(lambda: capture.finish(truncated=True))
+        response.stream = tee(module, response.stream, taken, is_async)
     else:  # a transport that answers with the whole body (MockTransport) leaves nothing to stream
-        capture.feed(response.content)
-        capture.finish()
+        taken.feed(response.content)
+        taken.finish()
     return response
 
 
@@ -162,51 +116,18 @@ def _wrappers(module: Any) -> tuple[Callable[..., Any], Callable[..., Awaitable[
     return sync_send, async_send
 
 
-def install_http() -> None:
-    """Wrap ``send`` of httpx2 and of legacy httpx, now or when it loads (only what is not wrapped yet)."""
-    global _active
-    with _lock:
-        _active = True
-        for module_name in ("httpx2", "httpx"):
-            if module_name in _patched_modules:
-                continue
-            if module_name == "httpx" and module_name not in sys.modules:
-                if module_name not in _hooked_modules:  # never import it ourselves; patch it as it loads
-                    _hooked_modules.add(module_name)
-                    wrapt.register_post_import_hook(_on_import, module_name)
-                continue
-            try:
-                module = importlib.import_module(module_name)
-            except ImportError:
-                continue
-            _patch_send(module)
+def _patches(module: Any) -> list[Patch]:
+    sync_send, async_send = _wrappers(module)
+    return [Patch(module.Client, "send", sync_send), Patch(module.AsyncClient, "send", async_send)]
 
 
-_made: dict[str, tuple[Any, list[Patch]]] = {}  # module name -> (module, its patches), reused by each install
+MODULES = ("httpx2", "httpx")
+_library = LibraryPatches("httpx", MODULES, _patches)
 
 
-def _patch_send(module: Any) -> None:
-    made = _made.get(module.__name__)
-    if made is None or made[0] is not module:  # first install, or the module was reloaded
-        sync_send, async_send = _wrappers(module)
-        pair = ((module.Client, sync_send), (module.AsyncClient, async_send))
-        made = _made[module.__name__] = (module, [Patch(owner, "send", wrapper) for owner, wrapper in pair])
-    for patch in made[1]:
-        patch.apply()
-        _patches.append(patch)
-    _patched_modules.add(module.__name__)
+def on_import(module: Any) -> None:
+    """httpx2 or httpx was imported (the post-import hook ``providers.install`` registers)."""
+    _library.on_import(module)
 
 
-def _on_import(module: Any) -> None:
-    with _lock:
-        if _active and module.__name__ not in _patched_modules:
-            _patch_send(module)
-
-
-def uninstall_http() -> None:
-    global _active
-    with _lock:
-        _active = False
-        while _patches:
-            _patches.pop().undo()
-        _patched_modules.clear()
+add_seam(Seam("httpx", _library.install, _library.uninstall))

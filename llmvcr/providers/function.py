@@ -13,6 +13,7 @@ from typing import Any
 
 from ..cassette import Request, Response
 from ..errors import RecordedCallError
+from ..redact import is_credential_header
 from ..session import Decision
 from . import register_provider
 from ._patch import Patch, resolve_attr
@@ -116,7 +117,13 @@ class FunctionProvider:
         if not watching():
             return None
         body = {"args": self.serialize(list(args)), "kwargs": self.serialize(dict(kwargs))}
-        decision = decide(self, Request(method="CALL", path=self.target, body=body))
+        # a credential passed by name (api_key=, token=) is learned by the session as a credential
+        # header is: replaced in the stored call and wherever it comes back (raw, base64, quoted)
+        credentials = {k: v for k, v in kwargs.items() if isinstance(v, str) and is_credential_header(k)}
+        decision = decide(self, Request(method="CALL", path=self.target, body=body, headers=credentials))
+        fault = decision.fault
+        if fault is not None:  # an injected failure: raised, never a live call
+            raise (TimeoutError if fault.kind == "timeout" else ConnectionError)(fault.message)
         if decision.entry is None and not decision.recording:
             return None
         return decision
@@ -138,9 +145,9 @@ class FunctionProvider:
             with outer_call():
                 result = wrapped(*args, **kwargs)
         except Exception as err:
-            decision.record(Response(500, body={"error": _error_json(err)}))
+            _record(decision, Response(500, body={"error": _error_json(err)}))
             raise
-        decision.record(Response(200, body={"return": self.serialize(result)}))
+        _record(decision, Response(200, body={"return": self.serialize(result)}))
         return result
 
     def _replay_value(self, response: Response) -> Any:
@@ -156,9 +163,9 @@ class FunctionProvider:
             with outer_call():
                 result = await wrapped(*args, **kwargs)
         except Exception as err:
-            decision.record(Response(500, body={"error": _error_json(err)}))
+            _record(decision, Response(500, body={"error": _error_json(err)}))
             raise
-        decision.record(Response(200, body={"return": self.serialize(result)}))
+        _record(decision, Response(200, body={"return": self.serialize(result)}))
         return result
 
     def _items(self, response: Response) -> tuple[list[Any], Any]:
@@ -204,6 +211,16 @@ class FunctionProvider:
             raise _rebuild_error(error)
 
 
+def _record(decision: Decision, response: Response) -> None:
+    """Hand ``response`` to the session, which redacts it. A key-shaped value is learned first
+    wherever it stands in the answer, so that its encoded forms (base64, percent-encoded) are
+    replaced even where they come before it, as a credential learned from a request is."""
+    session = decision.session
+    if session is not None:
+        session.redactor.tree([response.body, response.stream])
+    decision.record(response)
+
+
 _END = object()  # a generator's end, told apart from any item it yields
 
 
@@ -226,7 +243,7 @@ class _Items:
         failure = _error_json(error) if isinstance(error, Exception) else None
         body = {"error": failure} if failure else None
         truncated = not self.finished and not failure
-        self.decision.record(Response(200, body=body, stream=self.seen, truncated=truncated))
+        _record(self.decision, Response(200, body=body, stream=self.seen, truncated=truncated))
 
 
 def patch_function(

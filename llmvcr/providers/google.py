@@ -1,10 +1,11 @@
 """The google-genai SDK (Gemini API): ``generate_content``, its stream, chats and embeddings.
 
-Every call of the SDK, sync or async, passes ``BaseApiClient._request`` / ``_async_request``
-above its retry loop (tenacity): those are the funnels. Below them the sync client sends through
-httpx2 (``providers._send``) and ``client.aio`` through aiohttp when it is importable
-(``providers._aiohttp``), else httpx2. Replaying at the HTTP layer lets the SDK build its own
-types and raise its own ``errors.APIError`` subclasses from the recorded status and body.
+Every call of the SDK, sync or async, passes ``BaseApiClient``'s request methods above its retry
+loop (tenacity): those are the funnels (their names are in ``providers._internals``). Below them
+the sync client sends through httpx2 (``providers._send``) and ``client.aio`` through aiohttp when
+it is importable (``providers._aiohttp``), else httpx2. Replaying at the HTTP layer lets the SDK
+build its own types and raise its own ``errors.APIError`` subclasses from the recorded status and
+body.
 
 Its key travels as ``x-goog-api-key`` (or a ``?key=`` query): both are credentials the session
 learns and never writes (``redact.CREDENTIAL_HEADERS``, ``redact.SECRET_QUERY_KEYS``).
@@ -12,8 +13,11 @@ learns and never writes (``redact.CREDENTIAL_HEADERS``, ``redact.SECRET_QUERY_KE
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..wire import google as wire
-from .base import package_version
+from . import _internals
+from .base import funnel_wrappers, package_version
 from .http import HttpProvider
 
 
@@ -23,12 +27,22 @@ class GoogleProvider(HttpProvider):
     def sdk_version(self) -> str | None:
         return package_version("google-genai")
 
+    def targets(self) -> list[tuple[Any, str, Any]]:
+        """Both funnels, each left out (reported once by the registry) when a release renamed it."""
+        if not _internals.present("google.module"):
+            return []
+        sync_funnel, async_funnel = funnel_wrappers(self.name)
+        out = []
+        for key, wrapper in (("google.request", sync_funnel), ("google.async_request", async_funnel)):
+            found = _internals.resolve(key)
+            if found is not None:
+                out.append((*found, wrapper))
+        return out
+
 
 provider = GoogleProvider(
     wire.NAME,
     "google.genai",
-    sync_funnels=("google.genai._api_client:BaseApiClient._request",),
-    async_funnels=("google.genai._api_client:BaseApiClient._async_request",),
     hosts=(wire.API_HOST,),
     wire=wire.SEAM_PATHS,  # its wire format is llmvcr.wire.google's
 )

@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import importlib
 import sys
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import SDKChangedWarning
 from ..http_request import body_bytes, parse_body, request_from_wire, without_userinfo
-from ._answer import build_request_wrapper
-from ._funnel import funnel_wrappers
+from . import _internals
+from ._answer import FAST_PATH, build_request_wrapper
 from ._patch import Patch, resolve_attr
-from .base import package_version
+from .base import funnel_wrappers, package_version
 
 __all__ = [
     "HttpProvider",
@@ -48,11 +50,10 @@ class HttpProvider:
     # the wire format, for requests from clients that are not the SDK's (litellm's own httpx client):
     # (path ending, header it must carry or "" for none)
     wire: tuple[tuple[str, str], ...] = ()
-    # methods that build the HTTP request, wrapped to build it lighter in a replay-only cassette
-    # (``providers._answer``); an SDK version without one keeps the wire path
-    answer_builders: tuple[str, ...] = ()
     _patches: list[Patch] = field(default_factory=list, repr=False)
-    _made: dict[str, tuple[Any, Patch]] = field(default_factory=dict, repr=False)  # reused by each install
+    _on: bool = field(default=False, repr=False)  # installed, with or without funnels to wrap
+    # (id of owner, name) -> (owner, its patch), reused by each install
+    _made: dict[tuple[int, str], tuple[Any, Patch]] = field(default_factory=dict, repr=False)
 
     def sdk_version(self) -> str | None:
         return package_version(self.package.split(".")[0])
@@ -68,39 +69,58 @@ class HttpProvider:
 
     @property
     def installed(self) -> bool:
-        return bool(self._patches)
+        return self._on
 
     def install(self) -> None:
-        """Wrap the funnels of an SDK that is already imported (never import one ourselves)."""
-        if self._patches or self.package not in sys.modules:
-            return
-        sync_funnel, async_funnel = funnel_wrappers(self.name)
-        wanted = [(spec, sync_funnel, True) for spec in self.sync_funnels]
-        wanted += [(spec, async_funnel, True) for spec in self.async_funnels]
-        wanted += [(spec, build_request_wrapper(self), False) for spec in self.answer_builders]
-        for spec, wrapper, required in wanted:
-            patch = self._patch(spec, wrapper, required)
-            if patch is not None:
-                patch.apply()
-                self._patches.append(patch)
+        """Wrap the funnels of an SDK that is already imported (never import one ourselves).
 
-    def _patch(self, spec: str, wrapper: Any, required: bool) -> Patch | None:
-        module = sys.modules.get(spec.partition(":")[0])
-        module_then, patch = self._made.get(spec, (None, None))
-        if patch is None or module is None or module is not module_then:  # new, or reloaded
+        A funnel a release renamed is left out (the HTTP seam still sees the SDK's calls, by
+        ``owns``); a patch that fails to apply undoes the ones before it, so nothing is left half done.
+        """
+        if self._on or self.package not in sys.modules:
+            return
+        self._on = True
+        for owner, attr, wrapper in self.targets():
+            key = (id(owner), attr)
+            made = self._made.get(key)
+            if made is None or made[0] is not owner:  # new, or its module was reloaded
+                made = self._made[key] = (owner, Patch(owner, attr, wrapper))
             try:
-                owner, attr = resolve_attr(spec)
-            except AttributeError:
-                if required:
-                    raise
-                return None  # an SDK version without it keeps the wire path
-            patch = Patch(owner, attr, wrapper)
-            self._made[spec] = (sys.modules.get(spec.partition(":")[0]), patch)
-        return patch
+                made[1].apply()
+            except BaseException:
+                self.uninstall()
+                raise
+            self._patches.append(made[1])
+
+    def targets(self) -> list[tuple[Any, str, Any]]:
+        """``(owner, name, wrapt wrapper)`` for each method to wrap; a funnel that is not there is
+        skipped with an ``SDKChangedWarning``."""
+        sync_funnel, async_funnel = funnel_wrappers(self.name)
+        out = []
+        for specs, wrapper in ((self.sync_funnels, sync_funnel), (self.async_funnels, async_funnel)):
+            for spec in specs:
+                found = resolve_attr(spec, missing_ok=True)
+                if found is None:
+                    if spec in _said:
+                        continue
+                    _said.add(spec)
+                    warnings.warn(
+                        f"llmvcr: {spec} is not there ({self.package} {self.sdk_version()}); the "
+                        f"{self.name} provider sees its calls at the HTTP seam only",
+                        SDKChangedWarning,
+                        stacklevel=3,
+                    )
+                    continue
+                out.append((*found, wrapper))
+        return out
 
     def uninstall(self) -> None:
+        self._on = False
         while self._patches:
             self._patches.pop().undo()
+
+
+_said: set[str] = set()  # a user's funnel spec that was not there, warned about once
 
 
 class StainlessProvider(HttpProvider):
@@ -120,17 +140,31 @@ class StainlessProvider(HttpProvider):
         hosts: tuple[str, ...] = (),
         wire: tuple[tuple[str, str], ...] = (),
     ) -> None:
-        super().__init__(
-            name,
-            package,
-            meaning_headers,
-            sync_funnels=(f"{package}._base_client:SyncAPIClient.request",),
-            async_funnels=(f"{package}._base_client:AsyncAPIClient.request",),
-            answer_builders=(f"{package}._base_client:BaseClient._build_request",),
-            hosts=hosts,
-            wire=wire,
-        )
+        super().__init__(name, package, meaning_headers, hosts=hosts, wire=wire)
         self.client_names = client_names
+
+    def targets(self) -> list[tuple[Any, str, Any]]:
+        """The base client's ``request`` (sync and async) as funnels, and ``_build_request`` for the
+        fast path when every name it reads is there; what a release renamed is left out (reported
+        once by the registry)."""
+        sdk = self.package
+        if not _internals.present("stainless.module", sdk=sdk):
+            return []
+        sync_funnel, async_funnel = funnel_wrappers(self.name)
+        out = []
+        for key, wrapper in (
+            ("stainless.sync_request", sync_funnel),
+            ("stainless.async_request", async_funnel),
+        ):
+            found = _internals.resolve(key, sdk=sdk)
+            if found is not None:
+                out.append((*found, wrapper))
+        if all([_internals.present(key, sdk=sdk) for key in FAST_PATH]):  # a list: each missing one is named
+            owner, attr = _internals.resolve("stainless.build_request", sdk=sdk) or (None, "")
+            dumps = _internals.resolve("stainless.dumps", sdk=sdk)
+            if owner is not None and dumps is not None:
+                out.append((owner, attr, build_request_wrapper(self, getattr(*dumps))))
+        return out
 
     def replay_client(self, *, asynchronous: bool = False) -> Any:
         """A client of this SDK to serve a cassette: a placeholder key (no call leaves), no retries."""

@@ -1,8 +1,9 @@
 """OpenAI's Responses API over WebSocket (``client.responses.connect()``, sync and async).
 
-The seam: ``ResponsesConnectionManager._connect_ws`` (and its async twin, GA and beta) returns the
-``websockets`` connection the SDK sends on and reads from; the SDK only ever calls its ``send``,
-``recv(decode=False)`` and ``close``. While a cassette is open it returns a stand-in instead.
+The seam: the connection managers' ``_connect_ws`` (sync and async, GA and beta; the names are in
+``providers._internals``) returns the ``websockets`` connection the SDK sends on and reads from;
+the SDK only ever calls its ``send``, ``recv(decode=False)`` and ``close``. While a cassette is
+open it returns a stand-in instead.
 
 Each message the client sends is one request (method ``WS``, the socket's path, the message as
 body); the server messages read after it, until the next client message, are its response
@@ -29,13 +30,16 @@ import wrapt
 
 from .. import _active
 from ..cassette import Request, Response
-from ..errors import ReplayExhausted
+from ..errors import ReplayExhausted, SDKChangedError
 from ..session import Decision
+from . import _internals
+from ._driver import LibraryPatches
 from ._patch import Patch
 from .base import decide, package_version
 from .openai import provider as openai_http
 
-_MODULES = ("openai.resources.responses.responses", "openai.resources.beta.responses.responses")
+_MODULES = _internals.WS_MODULES
+_ENTER = ("__enter__", "__aenter__")  # the managers' public entry, refused when the socket cannot be seen
 _TERMINAL = frozenset({"response.completed", "response.failed", "response.incomplete", "error"})
 
 
@@ -235,12 +239,29 @@ class AsyncSocket(_Socket):
             await self.real.close(code=code, reason=reason)
 
 
+_CLIENT = _internals.attribute("openai.ws_client")  # "__client", stored mangled by the manager class
+_PREPARE_URL = _internals.attribute("openai.ws_url")
+_blind: set[type] = set()  # manager classes whose client cannot be found (a release renamed it)
+
+
 def _client_of(manager: Any) -> Any:
-    return next((v for k, v in vars(manager).items() if k.endswith("__client")), None)
+    """The SDK client that opened this socket; None when a release renamed where it is kept.
+
+    Without it a socket answers to the open cassette; a client bound by ``create_replay_adapter`` or
+    ``create_recording_adapter`` cannot be told, so such a socket is refused rather than sent live.
+    """
+    cls = type(manager)
+    if cls in _blind:
+        if _active.bound_clients():
+            fill = {"module": cls.__module__, "manager": cls.__name__}
+            raise _internals.error("openai.ws_client", **fill)
+        return None
+    # stored mangled (``_ResponsesConnectionManager__client``) by whichever class set it
+    return next((v for k, v in vars(manager).items() if k.endswith(_CLIENT)), None)
 
 
 def _socket_args(manager: Any, args: Any, kwargs: Any) -> tuple[str, tuple[tuple[str, str], ...]]:
-    url = manager._prepare_url()
+    url = getattr(manager, _PREPARE_URL)()
     extra_query = (args[0] if args else kwargs.get("extra_query")) or {}
     pairs = list(url.params.multi_items()) + [(str(k), str(v)) for k, v in dict(extra_query).items()]
     return url.path, tuple(sorted(pairs))
@@ -262,6 +283,18 @@ async def _async_wrapper(wrapped: Any, instance: Any, args: Any, kwargs: Any) ->
     return AsyncSocket(client, path, query, lambda: wrapped(*args, **kwargs))
 
 
+def _refusing(error: SDKChangedError) -> Callable[..., Any]:
+    """For ``__enter__``/``__aenter__`` when the socket cannot be intercepted: refused inside a
+    cassette (never opened live unrecorded), opened as usual outside every one."""
+
+    def enter(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+        if _active.session_for(_client_of(instance)) is not None:
+            raise error
+        return wrapped(*args, **kwargs)
+
+    return enter
+
+
 class OpenAIWebSocketProvider:
     """The ``Provider`` for ``responses.connect()``; entries it records are the ``openai`` SDK's."""
 
@@ -269,11 +302,9 @@ class OpenAIWebSocketProvider:
     package = "openai"
 
     def __init__(self) -> None:
-        self._patches: list[Patch] = []
-        self._wrapped: set[str] = set()  # modules whose managers are wrapped now
-        self._hooked: set[str] = set()  # modules with a post-import hook waiting
         self._installed = False
-        self._lock = threading.RLock()
+        self._hooked: set[str] = set()  # modules with a post-import hook waiting
+        self._library = LibraryPatches(self.name, _MODULES, _ws_patches, active=lambda: self._installed)
 
     def sdk_version(self) -> str | None:
         return package_version("openai")
@@ -287,37 +318,34 @@ class OpenAIWebSocketProvider:
         """
         self._installed = True
         for module_name in _MODULES:
-            module = sys.modules.get(module_name)
-            if module is None:
-                if module_name not in self._hooked:
-                    self._hooked.add(module_name)
-                    wrapt.register_post_import_hook(self._on_import, module_name)
-            elif module_name not in self._wrapped:
-                self._wrap(module)
-
-    def _on_import(self, module: Any) -> None:
-        with self._lock:
-            if self._installed and module.__name__ not in self._wrapped:
-                self._wrap(module)
-
-    def _wrap(self, module: Any) -> None:
-        self._wrapped.add(module.__name__)
-        for cls_name, wrapper in (
-            ("ResponsesConnectionManager", _sync_wrapper),
-            ("AsyncResponsesConnectionManager", _async_wrapper),
-        ):
-            cls = getattr(module, cls_name, None)
-            if cls is not None and "_connect_ws" in cls.__dict__:
-                patch = Patch(cls, "_connect_ws", wrapper)
-                patch.apply()
-                self._patches.append(patch)
+            if module_name not in sys.modules and module_name not in self._hooked:
+                self._hooked.add(module_name)
+                wrapt.register_post_import_hook(self._library.on_import, module_name)
+        self._library.install()
 
     def uninstall(self) -> None:
-        with self._lock:
-            self._installed = False
-            while self._patches:
-                self._patches.pop().undo()
-            self._wrapped.clear()
+        self._installed = False
+        self._library.uninstall()
+
+
+def _ws_patches(module: Any) -> list[Patch]:
+    """The wrappers for one responses module's connection managers (none in an openai without them)."""
+    out: list[Patch] = []
+    wrappers = (_sync_wrapper, _async_wrapper)
+    for cls_name, wrapper, enter in zip(_internals.WS_MANAGERS, wrappers, _ENTER, strict=True):
+        cls = getattr(module, cls_name, None)
+        if cls is None:  # an openai without this WebSocket API
+            continue
+        fill = {"module": module.__name__, "manager": cls_name}
+        if not _internals.present("openai.ws_client", **fill):
+            _blind.add(cls)
+        missing = [k for k in ("openai.connect_ws", "openai.ws_url") if not _internals.present(k, **fill)]
+        if missing:  # the socket cannot be intercepted: refuse it inside a cassette
+            refuse = _refusing(_internals.error(missing[0], **fill))
+            out += [Patch(cls, name, refuse) for name in (enter, "enter") if hasattr(cls, name)]
+        else:
+            out.append(Patch(cls, _internals.attribute("openai.connect_ws"), wrapper))
+    return out
 
 
 provider = OpenAIWebSocketProvider()
