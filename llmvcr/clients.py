@@ -40,10 +40,27 @@ def _refuse_record_mode(options: dict[str, Any], function: str) -> None:
 
 
 def _attach(client: Any, session: Session) -> None:
-    _active.bind(client, session)  # refuses what cannot be weakly referenced
+    for bound in _calls_of(client):
+        _active.bind(bound, session)  # refuses what cannot be weakly referenced
     install()  # also catches up with an SDK imported after another cassette opened
     session.open = True
     weakref.finalize(client, uninstall)
+
+
+def _calls_of(client: Any) -> tuple[Any, ...]:
+    """What makes ``client``'s calls, as the SDK's interception sees it; a client no provider knows is
+    refused, never adapted in name only (its calls would reach the network unseen)."""
+    for provider in registered():
+        adapted = getattr(provider, "adapted", None)
+        found = adapted(client) if adapted is not None else None
+        if found:
+            return tuple(found)
+    known = ", ".join(sorted({p.name for p in registered() if getattr(p, "adapted", None) is not None}))
+    raise ValueError(
+        f"{type(client).__module__}.{type(client).__qualname__} is no client of an SDK llmvcr adapts "
+        f"({known}): pass the SDK client itself (a framework's model object holds one), or open "
+        f"llmvcr.use_cassette(...) around the calls instead"
+    )
 
 
 def create_recording_adapter(client: C, *, seed: str | None = None, **options: Any) -> tuple[C, Cassette]:

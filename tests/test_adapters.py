@@ -148,3 +148,40 @@ def test_interception_ends_with_the_client(server: Any) -> None:
     gc.collect()
     assert not installed()
     assert SyncAPIClient.__dict__["request"] is original
+
+
+def test_a_google_genai_client_is_recorded_and_replayed_by_the_adapters(
+    server: Any, google_client: Any, tmp_path: Path, request: Any
+) -> None:
+    """A genai.Client makes its calls through the API client it holds: binding the Client alone let
+    every call through to the network unseen."""
+    client, cassette = llmvcr.create_recording_adapter(google_client)
+    live = client.models.generate_content(model="gemini-2.5-flash", contents="hello")
+    assert len(cassette.entries) == 1 and cassette.entries[0].provider == "google"
+    path = tmp_path / "gemini.yaml"
+    llmvcr.save_cassette(path, cassette)
+
+    from google import genai
+    from google.genai import types
+
+    options = types.HttpOptions(base_url=server.url, retry_options=types.HttpRetryOptions(attempts=1))
+    fresh = genai.Client(api_key="gemini-test-key", http_options=options)
+    before = server.request_count
+    attempts = request.getfixturevalue("no_network")
+    replaying = llmvcr.create_replay_adapter(path, fresh)
+    assert replaying.models.generate_content(model="gemini-2.5-flash", contents="hello").text == live.text
+    assert server.request_count == before and attempts == []
+    with pytest.raises(llmvcr.ReplayDivergence):
+        replaying.models.generate_content(model="gemini-2.5-flash", contents="not recorded")
+
+
+def test_an_object_no_sdk_makes_is_refused_not_adapted_in_name_only(recorded: tuple[Path, list[Any]]) -> None:
+    class ChatModel:  # a framework's model object, which holds an SDK client
+        pass
+
+    with pytest.raises(
+        ValueError, match="is no client of an SDK llmvcr adapts .*anthropic.*pass the SDK client"
+    ):
+        llmvcr.create_replay_adapter(recorded[0], ChatModel())
+    with pytest.raises(ValueError, match="is no client of an SDK llmvcr adapts"):
+        llmvcr.create_recording_adapter(ChatModel())

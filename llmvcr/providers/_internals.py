@@ -89,6 +89,9 @@ INTERNALS: tuple[Internal, ...] = (
              "google-genai 3.6.1", FALLBACK, f"no funnel for sync calls: {_WIRE}"),
     Internal("google.async_request", "google.genai._api_client:BaseApiClient._async_request", "attribute",
              "google-genai 3.6.1", FALLBACK, f"no funnel for async calls: {_WIRE}"),
+    Internal("google.api_client", "google.genai.client:Client._api_client", "init", "google-genai 3.6.1",
+             ERROR, "create_replay_adapter/create_recording_adapter refuse a google-genai client (the "
+             "client its calls pass through cannot be found); use_cassette works as before"),
     # -- aiohttp ---------------------------------------------------------------------------------
     Internal("aiohttp.request", "aiohttp:ClientSession._request", "attribute", "aiohttp 3.14.5", ERROR,
              "an LLM call through aiohttp inside a cassette raises (it cannot be intercepted)"),

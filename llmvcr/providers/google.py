@@ -27,6 +27,16 @@ class GoogleProvider(HttpProvider):
     def sdk_version(self) -> str | None:
         return package_version("google-genai")
 
+    def adapted(self, client: Any) -> tuple[Any, ...] | None:
+        """A ``genai.Client`` (or its ``.aio``) makes its calls through the API client it holds."""
+        if not type(client).__module__.startswith("google.genai"):
+            return None
+        name = _internals.attribute("google.api_client")
+        inner = getattr(client, name, None)
+        if inner is None or not _internals.present("google.api_client"):
+            raise _internals.error("google.api_client")
+        return (client, inner)
+
     def targets(self) -> list[tuple[Any, str, Any]]:
         """Both funnels, each left out (reported once by the registry) when a release renamed it."""
         if not _internals.present("google.module"):

@@ -58,6 +58,20 @@ class HttpProvider:
     def sdk_version(self) -> str | None:
         return package_version(self.package.split(".")[0])
 
+    def adapted(self, client: Any) -> tuple[Any, ...] | None:
+        """The objects whose calls are ``client``'s, when ``client`` is this SDK's (None otherwise).
+
+        ``create_replay_adapter`` binds each of them: a funnel sees the object that makes the call,
+        which for some SDKs is not the client the user holds.
+        """
+        module = type(client).__module__
+        root = self.package.split(".")[0]
+        return (
+            (client,)
+            if module == self.package or module.startswith((self.package + ".", root + "."))
+            else None
+        )
+
     def owns(self, request: Any) -> bool:
         """Whether a request sent outside the SDK's funnel is this SDK's: its wire format, or its host."""
         if request.url.host in self.hosts:
