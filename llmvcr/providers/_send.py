@@ -68,10 +68,13 @@ def _decide(module: Any, args: Any, kwargs: Any) -> tuple[Decision, Any] | None:
     provider = _owner(request)
     if provider is None:
         try:
-            unclaimed(request.method, without_userinfo(str(request.url)), request.url.host)
+            url = without_userinfo(str(request.url))
+            recorded = unclaimed(request.method, url, request.url.host, can_serve=True)
         except LLMVCRError as err:
             raise carry(err) from None
-        return None
+        if recorded is None:
+            return None
+        return Decision(recorded.provider, recorded.request, "", entry=recorded), request
     caller = current_caller()
     premade = request.extensions.get(PREMADE)
     if premade is not None and premade.still_fits(request):
