@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from .cassette import Cassette, Request
 from .diff import DiffRow, format_rows, structural_diff
 from .errors import ReplayDivergence
-from .matching import MatcherSpec, Normalised
+from .matching import Fingerprinter, MatcherSpec, Normalised, Placeholder
 
 VCRPY_MATCH_ON: tuple[str, ...] = ("method", "scheme", "host", "port", "path", "query")
 # the converters' names of cassettes written by vcrpy or a tool built on it
@@ -75,6 +75,21 @@ class _Options(Protocol):
     def recorded_match_on(self) -> tuple[str, ...] | None: ...
 
     @property
+    def matching_chosen(self) -> bool: ...
+
+    @property
+    def fingerprinter(self) -> Fingerprinter: ...
+
+    @property
+    def ignore(self) -> tuple[str, ...]: ...
+
+    @property
+    def placeholders(self) -> tuple[Placeholder, ...] | None: ...
+
+    @property
+    def mode(self) -> str: ...
+
+    @property
     def on_stale(self) -> str: ...
 
 
@@ -100,6 +115,15 @@ def recorded_match_on(cassette: Cassette, options: _Options) -> tuple[str, ...] 
     if not isinstance(source, dict) or source.get("format") not in VCRPY_FORMATS:
         return None
     return options.recorded_match_on or VCRPY_MATCH_ON
+
+
+def as_recorded(cassette: Cassette, options: _Options) -> tuple[tuple[str, ...] | None, Fingerprinter]:
+    """How a session matches: the vcrpy ``match_on`` a foreign cassette was recorded under and its
+    fingerprinter, unless the options chose a matching (``match_on``, a mode); else the options'."""
+    names = None if options.matching_chosen else recorded_match_on(cassette, options)
+    if names is None:
+        return None, options.fingerprinter
+    return names, Fingerprinter(from_vcrpy_names(names), options.ignore, options.placeholders)
 
 
 def describe(names: Sequence[str]) -> str:
@@ -137,6 +161,8 @@ def check_drift(
     """The drift of a call matched as recorded to entry ``position``: None when its request is the
     recorded one; ``ReplayDivergence`` when the options say ``on_stale="fail"``."""
     __tracebackhide__ = True
+    if session.recorded_match_on is None or session.options.mode != "strict":
+        return None
     entry = session.cassette.entry(position)
     if entry.request_hash == live_hash:
         return None

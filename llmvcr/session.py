@@ -13,9 +13,9 @@ import os
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Protocol
 
-from . import faults, wire
+from . import faults, other_calls, wire
 from .cassette import Cassette, Entry, Request, Response
 from .diff import divergence_message, nearest_diff
 from .errors import (
@@ -23,14 +23,13 @@ from .errors import (
     EditedCassetteWarning,
     ReplayDivergence,
     ReplayDivergenceWarning,
-    UnrecognizedRequestError,
     UnrecordedCallWarning,
 )
 from .faults import Fault
 from .kept_timing import EarlierTimings
-from .matching import Fingerprinter, default_request_hash
+from .matching import default_request_hash
 from .options import Options, settings
-from .recorded_matching import StaleCall, check_drift, from_vcrpy_names, recorded_match_on
+from .recorded_matching import StaleCall, as_recorded, check_drift
 from .redact import RESPONSE_HEADERS, Redactor, compile_keep, compile_paths, compile_redactions
 from .schema import recorded_with
 from .shutdown import SigtermFlush, WriteLock
@@ -124,13 +123,7 @@ class Session:
         self.cassette = cassette if cassette is not None else self._load()
         self.stale: list[StaleCall] = []  # calls served although their request drifted from the recording
         # a vcrpy-made cassette is matched as it was recorded (llmvcr.recorded_matching)
-        self.recorded_match_on = (
-            None if options.matching_chosen else recorded_match_on(self.cassette, options)
-        )
-        self.fingerprinter = options.fingerprinter
-        if self.recorded_match_on is not None:
-            matchers = from_vcrpy_names(self.recorded_match_on)
-            self.fingerprinter = Fingerprinter(matchers, options.ignore, options.placeholders)
+        self.recorded_match_on, self.fingerprinter = as_recorded(self.cassette, options)
         replace = self._replace_on_write
         self._queue = WriteQueue(path, self.cassette, self._lock, replace=replace, persist=persist)
         if options.seed is not None:  # a seed is written into the file: no key in it either
@@ -243,8 +236,9 @@ class Session:
             if position is None:
                 position = self._claim_as_asked(name, request)
         if position is not None:
-            if self.recorded_match_on is not None and self.options.mode == "strict":
-                self._note_stale(position, normalised, stored_hash, request)
+            stale = check_drift(self, position, normalised, stored_hash, request)  # or raises
+            if stale is not None:
+                self.stale.append(stale)  # one list append: atomic across threads
             return self._serve(name, request, position, stored_hash)
         if self.can_record:
             return live
@@ -266,31 +260,15 @@ class Session:
                 return self._serve(name, request, position, stored_hash)
         raise ReplayDivergence(message, cassette_path=self.path, diff=rows, request=request)
 
-    def unclaimed(self, method: str, url: str, host: str) -> None:
-        """A request no provider claims: refused in a replay-only session, else counted for the warning."""
+    def unclaimed(self, method: str, url: str, host: str, *, can_serve: bool = False) -> Entry | None:
+        """A request no provider claims: answered from the file when it recorded it (a foreign
+        cassette's non-LLM call), else refused in a replay-only session, else counted for the warning."""
         __tracebackhide__ = True
-        allowed = self.options.allow_unrecognized
-        if "*" in allowed or host in allowed:
-            return
-        if not self.can_record and self.options.on_divergence != "live":
-            raise UnrecognizedRequestError(
-                f"llmvcr: {method} {url} inside {self.path} (record_mode={self.record_mode!r}) is not a call "
-                f"of any registered provider, and replay must not reach the network. If it is an LLM call, "
-                f"register its SDK (llmvcr.register_provider); if it is not, add "
-                f"allow_unrecognized=[{host!r}] to the cassette's options."
-            )
-        with self._lock:
-            self.unrecorded[host] = self.unrecorded.get(host, 0) + 1
-
-    def _note_stale(
-        self, position: int, normalised: dict[str, Any], stored_hash: str, request: Request
-    ) -> None:
-        """A call matched as recorded: kept when its request drifted (an error under on_stale='fail')."""
-        __tracebackhide__ = True
-        stale = check_drift(self, position, normalised, stored_hash, request)
-        if stale is not None:
+        recorded = other_calls.answer(self, method, url, host, can_serve=can_serve)  # or raises
+        if recorded is None and not other_calls.allowed(self.options.allow_unrecognized, host):
             with self._lock:
-                self.stale.append(stale)
+                self.unrecorded[host] = self.unrecorded.get(host, 0) + 1
+        return recorded
 
     def _note_version(self, provider: Caller) -> None:
         self._versions_noted.add(provider.name)
@@ -337,7 +315,7 @@ class Session:
         if fmt is None or not fmt.asks_stream(request):
             return None
         plain = fmt.plain_request(request).normalised()
-        fingerprinter = self.options.fingerprinter
+        fingerprinter = self.fingerprinter
         key = default_request_hash(plain) if fingerprinter.is_default else fingerprinter.request_hash(plain)
         with self._lock:
             candidates = [i for i in self._index().get(key, []) if self.cassette.entry(i).response.as_asked]

@@ -75,16 +75,20 @@ def test_y():
     failed = pytest_run(inner, PROMPT="new prompt", CI="true")
     failed.assert_outcomes(failed=1, passed=1)
     failed.stdout.fnmatch_lines(
-        ["*recorded 'old prompt' != live 'new prompt'*", "*-k <test> --llmvcr-record-mode=all*"]
+        [
+            "*recorded 'old prompt' != live 'new prompt'*",
+            "*(pytest 'test_chat.py::test_x' --llmvcr-record-mode=all)*",
+        ]
     )
-    pytest_run(inner, "-k", "test_x", "--llmvcr-record-mode=all", PROMPT="new prompt").assert_outcomes(
-        passed=1, deselected=1
-    )
+    # the command as the error prints it
+    pytest_run(
+        inner, "test_chat.py::test_x", "--llmvcr-record-mode=all", PROMPT="new prompt"
+    ).assert_outcomes(passed=1)
     rerecorded = llmvcr.load_cassette(folder / "test_x.yaml")
     assert [e.request.body["messages"][0]["content"] for e in rerecorded.entries] == [
         "new prompt"
     ]  # no stale entry
-    assert (folder / "test_y.yaml").read_bytes() == other  # the test -k left out is not touched
+    assert (folder / "test_y.yaml").read_bytes() == other  # the test the command did not name is untouched
     replay = pytest_run(inner, PROMPT="new prompt", CI="true")
     replay.assert_outcomes(passed=2)
     replay.stdout.fnmatch_lines(

@@ -270,6 +270,17 @@ class TestChat:
 @pytest.mark.vcr
 def test_with_a_health_check():
     assert ask("mixed") == "Echo: mixed"
+
+
+@pytest.mark.vcr("shared.yaml")
+def test_with_extra_cassettes():
+    assert ask("extra") == "Echo: extra"
+"""
+
+# after recording: the tool the test drives also checks an image URL (its answer is in the cassette)
+CHECK = """
+    import httpx
+    assert httpx.head("https://images.example.com/a.png").status_code == 200
 """
 
 
@@ -283,7 +294,12 @@ def test_llmvcr_migrate_shows_a_diff_then_rewrites_and_every_test_still_passes(
     module = inner.path / "tests" / "test_suite.py"
     module.parent.mkdir()
     module.write_text(SUITE)
-    run(inner, "-p", "no:llmvcr", "--record-mode=once").assert_outcomes(passed=4)
+    run(inner, "-p", "no:llmvcr", "--record-mode=once").assert_outcomes(passed=5)
+    module.write_text(
+        SUITE.replace(
+            '    assert ask("mixed") == "Echo: mixed"\n', '    assert ask("mixed") == "Echo: mixed"' + CHECK
+        )
+    )
     # the tool this test drives also checks a URL: that interaction is in its cassette too
     mixed = inner.path / "tests" / "cassettes" / "test_suite" / "test_with_a_health_check.yaml"
     document = yaml.safe_load(mixed.read_text())
@@ -302,7 +318,7 @@ def test_llmvcr_migrate_shows_a_diff_then_rewrites_and_every_test_still_passes(
     (inner.path / "pytest.ini").write_text("[pytest]\naddopts = --record-mode=none\n")
     before = server.request_count
     monkeypatch.setenv("CI", "true")
-    run(inner, "-p", "no:llmvcr").assert_outcomes(passed=4)  # as-is under pytest-recording, offline
+    run(inner, "-p", "no:llmvcr").assert_outcomes(passed=5)  # as-is under pytest-recording, offline
     original = module.read_text()
 
     monkeypatch.chdir(inner.path)
@@ -313,14 +329,17 @@ def test_llmvcr_migrate_shows_a_diff_then_rewrites_and_every_test_still_passes(
     assert "-def vcr_config():\n+def llmvcr_config():\n" in shown
     assert "nothing written; apply it with: llmvcr migrate tests --write" in shown
     assert (
-        "tests/test_suite.py:40: test_with_a_health_check stays on pytest-recording: "
-        "tests/cassettes/test_suite/test_with_a_health_check.yaml also holds calls to other hosts"
+        "tests/test_suite.py:47: test_with_extra_cassettes stays on pytest-recording: "
+        "its marker names extra cassette files, which llmvcr does not combine"
     ) in shown, shown[-1500:]
+    assert (
+        "test_with_a_health_check: @pytest.mark.vcr -> @pytest.mark.llmvcr" in shown
+    )  # llmvcr answers its HEAD
 
     assert main(["migrate", ".", "--write"]) == 0
     capsys.readouterr()
     migrated = module.read_text()
-    assert migrated.count("@pytest.mark.llmvcr") == 3 and migrated.count("@pytest.mark.vcr") == 1
+    assert migrated.count("@pytest.mark.llmvcr") == 4 and migrated.count("@pytest.mark.vcr") == 1
     assert "def llmvcr_config():" in migrated and "def settings(llmvcr_config):" in migrated
     assert "def test_reads_vcr(llmvcr_cassette):" in migrated
     assert (
@@ -331,9 +350,59 @@ def test_llmvcr_migrate_shows_a_diff_then_rewrites_and_every_test_still_passes(
         "[pytest]\naddopts = --record-mode=none --llmvcr-record-mode=none\n"  # one test stays on vcr
     )
     result = run(inner)  # both plugins, offline, on CI: in place
-    result.assert_outcomes(passed=4)
-    result.stdout.fnmatch_lines(["llmvcr: 3 LLM calls replayed*"])
-    folder = str(inner.path / "tests" / "cassettes")
-    assert main(["convert", folder, "--from", "vcrpy", "--to", "llmvcr-yaml", "-o", folder]) == 0
-    run(inner).assert_outcomes(passed=4)  # converted
+    result.assert_outcomes(passed=5)
+    result.stdout.fnmatch_lines(["llmvcr: 4 LLM calls replayed*"])
+    assert main(["migrate", ".", "--write", "--convert"]) == 0
+    assert (
+        "converted 4 cassette(s) in place; 1 of tests left on pytest-recording kept"
+        in capsys.readouterr().out
+    )
+    extra = inner.path / "tests" / "cassettes" / "test_suite" / "test_with_extra_cassettes.yaml"
+    assert extra.read_text().startswith("interactions:")  # still pytest-recording's
+    assert "entries:" in mixed.read_text()  # its HEAD comes along, answered from the file
+    run(inner).assert_outcomes(passed=5)  # converted
     assert server.request_count == before
+
+
+def test_a_foreign_cassettes_non_llm_calls_are_answered_from_it_in_place_and_converted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import httpx
+    import httpx2
+    import yaml
+
+    import llmvcr
+    from llmvcr.cli import main
+    from llmvcr.errors import UnrecognizedRequestError
+
+    real = Path(__file__).parent / "data" / "vcrpy_real" / "llm-anthropic" / "test_prompt.yaml"
+    document = yaml.safe_load(real.read_text())
+    head = {"method": "HEAD", "uri": "https://images.example.com/a.png", "body": None, "headers": {}}
+    image = {
+        "status": {"code": 200, "message": "OK"},
+        "headers": {"Content-Type": ["image/png"]},
+        "body": {"string": ""},
+    }
+    get = {"method": "GET", "uri": "https://api.example.com/v1/info?b=2&a=1", "body": None, "headers": {}}
+    info = {
+        "status": {"code": 200, "message": "OK"},
+        "headers": {"Content-Type": ["application/json"]},
+        "body": {"string": '{"ok": true}'},
+    }
+    document["interactions"] += [{"request": head, "response": image}, {"request": get, "response": info}]
+    source = tmp_path / "mixed.yaml"
+    source.write_text(yaml.safe_dump(document))
+    converted = tmp_path / "converted.yaml"
+    assert main(["convert", str(source), "--to", "llmvcr-yaml", "-o", str(converted)]) == 0
+    capsys.readouterr()
+    for path in (source, converted):  # in place (vcrpy's file), and converted
+        for module in (httpx, httpx2):
+            with llmvcr.use_cassette(path, record_mode="none"):
+                answer = module.head("https://images.example.com/a.png")
+                assert answer.status_code == 200 and answer.headers["content-type"] == "image/png"
+                assert module.get("https://api.example.com/v1/info?a=1&b=2").json() == {"ok": True}
+                with pytest.raises(UnrecognizedRequestError) as refused:  # recorded host, other URL
+                    module.head("https://images.example.com/b.png")
+            message = str(refused.value)
+            assert "not recorded in the file, which holds other calls to images.example.com" in message
+            assert "allow_unrecognized" not in message  # no advice sends a recorded call to the network

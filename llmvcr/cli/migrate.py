@@ -26,8 +26,9 @@ import warnings
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from ..convert.vcrpy import NoLLMCallsError, from_vcrpy
+from ..convert.vcrpy import NoLLMCallsError, foreign_format, from_vcrpy
 from ..errors import CommandError, LLMVCRError
+from .files import write_as
 
 CONFIG_FILES = ("pytest.ini", "setup.cfg", "tox.ini", "pyproject.toml")
 _SKIP_DIRS = frozenset({".git", ".venv", "venv", "node_modules", "__pycache__", ".tox", "cassettes"})
@@ -40,6 +41,8 @@ class Plan:
     new_text: dict[str, str] = field(default_factory=dict)  # path -> rewritten text
     done: list[str] = field(default_factory=list)  # one line per change
     left: list[str] = field(default_factory=list)  # one line per thing left on pytest-recording
+    cassettes: set[str] = field(default_factory=set)  # the migrated tests' pytest-recording files
+    kept: set[str] = field(default_factory=set)  # the files of tests left on pytest-recording
 
 
 @dataclass(frozen=True)
@@ -50,11 +53,11 @@ class _Edit:
     text: str
 
 
-def _is_vcr_mark(node: ast.AST) -> bool:
+def _is_vcr_mark(node: ast.AST, name: str = "vcr") -> bool:
     target = node.func if isinstance(node, ast.Call) else node
     return (
         isinstance(target, ast.Attribute)
-        and target.attr == "vcr"
+        and target.attr == name
         and isinstance(target.value, ast.Attribute)
         and target.value.attr == "mark"
     )
@@ -127,9 +130,15 @@ class _Module:
 
     def _marks(self, decorators: list[ast.expr], tests: list[tuple[str, str | None]], what: str) -> None:
         for mark in decorators:
+            if _is_vcr_mark(mark, "llmvcr"):  # migrated before: its files are the migrated tests' too
+                self.plan.cassettes.update(
+                    c for name, cls in tests for c in _cassettes_of(self.path, name, cls)
+                )
             if not _is_vcr_mark(mark):
                 continue
             why = self._why_left(tests, mark)
+            files = {c for name, cls in tests for c in _cassettes_of(self.path, name, cls)}
+            (self.plan.cassettes if why is None else self.plan.kept).update(files)
             if why is None:
                 self.edits.append(_mark_edit(mark))
                 self.plan.done.append(f"{self._where(mark)}: {what}: @pytest.mark.vcr -> @pytest.mark.llmvcr")
@@ -248,7 +257,7 @@ def plan_migration(root: str) -> Plan:
             continue
         with open(path, encoding="utf-8") as f:
             text = f.read()
-        if "vcr" not in text:
+        if "vcr" not in text:  # "llmvcr" too
             continue
         try:
             module = _Module(path, text, plan)
@@ -291,16 +300,39 @@ def cmd_migrate(args: argparse.Namespace, out: TextIO) -> int:
         print(f"left on pytest-recording ({len(plan.left)}; keep it installed for them):", file=out)
         for line in plan.left:
             print(f"  {line}", file=out)
+    if args.convert and args.write:
+        _convert(plan, out)
     if not args.write and plan.new_text:
         print(f"nothing written; apply it with: llmvcr migrate {args.path} --write", file=out)
-    elif plan.new_text:
+    elif plan.new_text and not args.convert:
         print(
             "next: run the suite offline (CI=true pytest); the cassettes are read in place and matched as "
-            "pytest-recording matched them. To record with llmvcr, convert them: llmvcr convert "
-            "tests/cassettes --from vcrpy --to llmvcr-yaml -o tests/cassettes",
+            "pytest-recording matched them. To record with llmvcr, convert the migrated tests' "
+            f"cassettes (and only those): llmvcr migrate {args.path} --write --convert",
             file=out,
         )
     return 0
+
+
+def _convert(plan: Plan, out: TextIO) -> None:
+    """The migrated tests' cassettes, converted in place; the files of tests left on pytest-recording
+    stay vcrpy's (a folder convert would turn them into files pytest-recording cannot read)."""
+    done = 0
+    for path in sorted(plan.cassettes - plan.kept):
+        with open(path, "rb") as f:
+            if foreign_format(f.read(65536)) is None:
+                continue  # already llmvcr's
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            cassette = from_vcrpy(path)
+        write_as(cassette, path, "llmvcr-json" if path.lower().endswith(".json") else "llmvcr-yaml")
+        done += 1
+        for warning in caught:
+            print(f"  {os.path.relpath(path)}: {' '.join(str(warning.message).split())}", file=out)
+    print(
+        f"converted {done} cassette(s) in place; {len(plan.kept)} of tests left on pytest-recording kept",
+        file=out,
+    )
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -315,4 +347,10 @@ def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     migrate.add_argument("path", nargs="?", default=".", metavar="PATH", help="folder or file (default: .)")
     migrate.add_argument("--write", action="store_true", help="apply the changes (default: show them)")
+    migrate.add_argument(
+        "--convert",
+        action="store_true",
+        help="with --write: also convert the migrated tests' cassettes to llmvcr's format, in place "
+        "(those of tests left on pytest-recording stay vcrpy's)",
+    )
     migrate.set_defaults(run=cmd_migrate)

@@ -32,6 +32,7 @@ from . import cassetter, langchain_gz
 from .encodings import stored_bytes
 from .http_import import Exchange, entry_of, header_items
 from .neutral import JSON
+from .other_calls import other_entry
 
 FORMATS = ("vcrpy", "pydantic-ai", "cassetter", "langchain-gz")  # the layouts from_vcrpy names
 FOREIGN = ("vcrpy", "cassetter", "langchain-gz")  # the formats the command line tells apart
@@ -151,6 +152,7 @@ def from_vcrpy(path: str | os.PathLike[str], data: bytes | None = None) -> Casse
     layout = _layout(document, interactions)
     versions: dict[str, str] = {"llmvcr": LLMVCR_VERSION}
     entries: list[Entry] = []
+    others: list[tuple[int, Entry]] = []  # non-LLM calls, answered from the file as vcrpy did
     left_out: list[str] = []
     notes: list[str] = []
     for position, raw in enumerate(interactions):
@@ -164,10 +166,14 @@ def from_vcrpy(path: str | os.PathLike[str], data: bytes | None = None) -> Casse
             exchange = _exchange(raw, position, path)
         result = entry_of(exchange, position, path, versions, notes)
         if isinstance(result, str):
-            left_out.append(result)
+            other = other_entry(exchange, position)
+            if isinstance(other, str):
+                left_out.append(other)
+            else:
+                others.append((len(entries) + len(others), other))
         else:
             entries.append(result)
-    if interactions and not entries:
+    if interactions and not entries:  # the LLM calls: a file of other calls only stays vcrpy's
         hosts = sorted(
             {urlsplit(str((i.get("request") or {}).get("uri", ""))).hostname or "?" for i in interactions}
         )
@@ -181,6 +187,8 @@ def from_vcrpy(path: str | os.PathLike[str], data: bytes | None = None) -> Casse
         raise error
     metadata: JSON = {"converted_from": {"format": layout, "file": os.path.basename(path)}}  # no local paths
     cassette = Cassette(recorded_with=versions, metadata=metadata)
+    for position, other in others:  # back in recording order among the LLM calls
+        entries.insert(position, other)
     for entry in entries:
         cassette.append(entry)
     if left_out or notes:

@@ -54,20 +54,25 @@ def decision(
     fault: Callable[[Fault], BaseException],
     *,
     replay_only: bool = False,
+    can_serve: bool = False,
 ) -> Decision | None:
     """What to do with one request: a decision to serve or record, or None to let it through.
 
     ``record`` builds the request's record for its provider; ``fault`` is the library's own
     exception for an injected timeout or dropped connection, raised here. A request built for a
-    replay-only cassette (``replay_only``) that no entry answers is refused, never sent.
+    replay-only cassette (``replay_only``) that no entry answers is refused, never sent. A request
+    no provider claims is answered from the cassette when it recorded it (a foreign cassette's
+    non-LLM call) and the seam ``can_serve`` a plain recorded response.
     """
     __tracebackhide__ = True  # pytest shows the user's frame and the message
     provider = owner(view)
     host = view.url.host or ""
     try:
         if provider is None:
-            unclaimed(method, url, host)
-            return None
+            recorded = unclaimed(method, url, host, can_serve=can_serve)
+            if recorded is None:
+                return None
+            return Decision(recorded.provider, recorded.request, "", entry=recorded)
         caller = current_caller()
         decided = decide(provider, record(provider), caller.client if caller else None, host=host)
         if replay_only and decided.entry is None and decided.fault is None:

@@ -49,7 +49,9 @@ def _decide(module: Any, args: Any, kwargs: Any) -> tuple[Decision, Any] | None:
         return error(fault.message, request=request)  # type: ignore[no-any-return]
 
     url = without_userinfo(str(request.url))
-    decided = decision(request, request.method, url, record, fault, replay_only=premade is not None)
+    decided = decision(
+        request, request.method, url, record, fault, replay_only=premade is not None, can_serve=True
+    )
     return None if decided is None else (decided, request)
 
 

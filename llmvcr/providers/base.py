@@ -27,7 +27,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from .. import _active
-from ..cassette import Request
+from ..cassette import Entry, Request
 from ..errors import LLMVCRError
 from ..session import Decision
 
@@ -178,16 +178,22 @@ def decide(provider: Provider, request: Request, client: Any = None, *, host: st
     return session.decide(provider, request)
 
 
-def unclaimed(method: str, url: str, host: str, client: Any = None) -> None:
-    """A seam saw an HTTP request no provider claims; the session refuses or counts it.
+def unclaimed(
+    method: str, url: str, host: str, client: Any = None, *, can_serve: bool = False
+) -> Entry | None:
+    """A seam saw an HTTP request no provider claims; the session answers it from the cassette (a
+    non-LLM call a foreign cassette recorded), refuses it or counts it.
 
-    Raises ``UnrecognizedRequestError`` inside a replay-only cassette; outside every cassette,
-    or in one that records, the request goes on (a recording cassette warns at exit).
+    Raises ``UnrecognizedRequestError`` inside a replay-only cassette that did not record it;
+    outside every cassette, or in one that records, the request goes on (a recording cassette warns
+    at exit). Returns the recorded entry to serve (``can_serve``: the seam can build its response;
+    one that cannot gets ``UnrecognizedRequestError`` rather than a recorded call sent live), or None.
     """
     __tracebackhide__ = True
     session = _active.session_for(client)
     if session is not None and session.open:
-        session.unclaimed(method, url, host)
+        return session.unclaimed(method, url, host, can_serve=can_serve)
+    return None
 
 
 # -- the SDK funnel: the one method every call of an SDK passes above its retry loop ---------------
