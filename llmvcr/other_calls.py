@@ -116,3 +116,14 @@ def unrecognized_message(session: _Session, method: str, url: str, host: str, pl
         f"it is an LLM call, register its SDK (llmvcr.register_provider); if it is not, add "
         f"allow_unrecognized=[{host!r}] to the cassette's options."
     )
+
+
+def unrecorded_message(path: str, unrecorded: dict[str, int], nothing: bool) -> str:
+    """What a recording cassette says at exit of the calls no provider claimed (host -> count)."""
+    calls = ", ".join(f"{n} to {host}" for host, n in sorted(unrecorded.items()))
+    empty = " (the cassette recorded nothing)" if nothing else ""
+    return (
+        f"{path or 'cassette'}: HTTP calls no provider claims were not recorded{empty}: {calls}. "
+        f"Register a provider for their SDK (llmvcr.register_provider), or list the hosts in "
+        f"allow_unrecognized= to say they are not LLM calls."
+    )

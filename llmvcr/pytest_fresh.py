@@ -139,16 +139,15 @@ class FreshPlugin:
             report.longrepr = (str(item.path), item.location[1] or 0, f"Skipped: {excinfo.value}")
         if self.plan is None:
             return
-        if excinfo.errisinstance(ReplayDivergence):
+        missing = missing_path(str(excinfo.value))  # a marked test whose cassette is missing fails
+        if missing and excinfo.errisinstance((CassetteNotFoundError, ReplayDivergence)):  # at its call
+            self.plan.add("missing", missing, item.nodeid)
+        elif excinfo.errisinstance(ReplayDivergence):
             error = excinfo.value
             assert isinstance(error, ReplayDivergence)
             first = error.diff[0] if error.diff else None
             detail = f"{first[0]} changed" if first else ""
             self.plan.add("diverging", error.cassette_path, item.nodeid, detail)
-        elif excinfo.errisinstance(CassetteNotFoundError):
-            path = missing_path(str(excinfo.value))
-            if path:
-                self.plan.add("missing", path, item.nodeid)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:

@@ -165,16 +165,9 @@ class Session:
                 self._sigterm.restore()
                 self._sigterm = None
         if self.unrecorded:
-            calls = ", ".join(f"{n} to {host}" for host, n in sorted(self.unrecorded.items()))
-            nothing = " (the cassette recorded nothing)" if not self.recorded and not self.replayed else ""
-            warnings.warn(
-                f"{self.path or 'cassette'}: HTTP calls no provider claims were not recorded{nothing}: "
-                f"{calls}. "
-                f"Register a provider for their SDK (llmvcr.register_provider), or list the hosts in "
-                f"allow_unrecognized= to say they are not LLM calls.",
-                UnrecordedCallWarning,
-                stacklevel=2,
-            )
+            nothing = not self.recorded and not self.replayed
+            message = other_calls.unrecorded_message(self.path, self.unrecorded, nothing)
+            warnings.warn(message, UnrecordedCallWarning, stacklevel=2)
         if self.options.prune and self.cassette.unplayed and not failed and self.persist:
             self.cassette.drop_unplayed()
             save_cassette(self.path, self.cassette)

@@ -17,10 +17,14 @@ from llmvcr.providers import _answer as answer
 pytest_plugins = ["pytester"]
 
 FRAMEWORKS = Path(__file__).parent / "frameworks"
+DATA = Path(__file__).parent / "data"
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    """The frameworks suite needs its own install (tox -e frameworks): it runs when named by path."""
+    """The frameworks suite needs its own install (tox -e frameworks): it runs when named by path.
+    Other projects' suites under ``data/`` are fixtures, run in copies by ``test_real_suites``."""
+    if collection_path == DATA:
+        return True
     if collection_path != FRAMEWORKS:
         return None
     asked = [Path(str(a).split("::")[0]).resolve() for a in config.args]

@@ -51,7 +51,8 @@ def test_ryaml_and_the_fast_path_equal_pyyaml_on_every_cassette(path: str) -> No
     with open(path, "rb") as f:
         data = f.read()
     expected = parse_yaml_pyyaml(data)
-    assert ryaml.loads(data.decode("utf-8")) == expected
+    if b"!!binary" not in data:  # ryaml reads that tag as text: the fast path hands such files to PyYAML
+        assert ryaml.loads(data.decode("utf-8")) == expected
     assert parse_yaml(data) == expected
 
 

@@ -45,7 +45,8 @@ def test_the_plan_replays_only_and_groups_every_stale_cassette_by_cause_with_its
     calls = server.request_count
     result = suite.runpytest("-p", "no:recording", "--llmvcr-plan", "--llmvcr-max-age=30d")
     assert server.request_count == calls  # replay only
-    result.assert_outcomes(passed=4, failed=1, errors=1)
+    # the missing cassette's test runs, as under pytest-recording, and fails at its first call
+    result.assert_outcomes(passed=4, failed=2)
     expired, diverging, unplayed = (f"{cost(suite.path, c):.4f}" for c in ("case00", "case01", "case02"))
     total = sum(cost(suite.path, c) for c in ("case00", "case01", "case02"))
     result.stdout.fnmatch_lines(

@@ -440,6 +440,6 @@ class TestChat:
     assert "(pytest 'test_div.py::TestChat::test_one[1]' --llmvcr-record-mode=all)" in text
     assert (
         "  1 cassette with unused entries whose test failed (it may have stopped before using them: "
-        "make it pass before pruning):\n    cassettes/test_div/TestChat.test_one[1].yaml: 1 entry\n"
+        "make it pass before pruning):\n    cassettes/test_div/TestChat.test_one[1].yaml: 1 entry (#0)\n"
     ) in text
     assert "llmvcr prune" not in text
