@@ -130,7 +130,9 @@ def measure(path: str, rounds: int) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.json_load", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.json_load", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("--rounds", type=int, default=15)
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="llmvcr-json-load-") as folder:
@@ -147,13 +149,13 @@ def main(argv: list[str] | None = None) -> int:
             rows.append((name, measure(path, args.rounds)))
     print(
         "| 1,000-entry JSON cassette | size | `orjson.loads` | `llmvcr.load_cassette` (parse cache warm) "
-        "| ratio, median of pairs (min–max) | target | first load of new bytes |"
+        "| ratio, median of pairs (min to max) | target | first load of new bytes |"
     )
     print("|---|---|---|---|---|---|---|")
     for name, r in rows:
         print(
             f"| {name} | {r['size'] / 1e6:.1f} MB | {r['orjson'] * 1e3:.2f} ms | {r['llmvcr'] * 1e3:.2f} ms "
-            f"| {r['ratio']:.3f} ({r['low']:.2f}–{r['high']:.2f}) | ≤ 1.3 | {r['first'] * 1e3:.1f} ms |"
+            f"| {r['ratio']:.3f} ({r['low']:.2f} to {r['high']:.2f}) | ≤ 1.3 | {r['first'] * 1e3:.1f} ms |"
         )
     return 0
 
