@@ -201,7 +201,7 @@ def run(n: int, rounds: int, keep: str | None = None) -> None:
         peer = "pytest-recording (vcrpy)"
         for tool in TOOLS:  # -n 2 against pytest-recording, round by round (same round, same machine)
             if "llmvcr" in tool:
-                pairs = [mine / theirs for mine, theirs in zip(xdist[tool], xdist[peer])]
+                pairs = [mine / theirs for mine, theirs in zip(xdist[tool], xdist[peer], strict=True)]
                 print(
                     f"-n 2 wall, {tool} ÷ {peer}: {statistics.median(pairs):.3f} "
                     f"(median of {len(pairs)} rounds; {min(pairs):.3f} to {max(pairs):.3f})"
