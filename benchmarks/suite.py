@@ -53,7 +53,7 @@ def add_baseline(tree: str) -> None:
     for tool in (COLD_ROW, "llmvcr YAML", "llmvcr JSON"):
         row = f"{tool} (baseline)"
         TOOLS[row] = TOOLS[tool]
-        SHARES_CASSETTES[row] = tool
+        SHARES_CASSETTES[row] = SHARES_CASSETTES.get(tool, tool)
         BASELINE[row] = os.path.abspath(tree)
 
 
