@@ -12,7 +12,8 @@ more than an add), so the result is read as a ratio next to the timed benchmarks
 them. The cold side (``CI=true``, an empty state folder) first runs the SDKs' first calls through
 the floor and one cassette copied elsewhere, so its counted pass is every cassette parsed, checked
 and stored as in a fresh checkout, with the process otherwise warm. ``--keep FOLDER`` reuses the
-projects and cassettes a run before left there. Needs valgrind; prints Markdown.
+projects and cassettes a run before left there; ``--cassetter`` adds cassetter's side (its own
+cassettes of the same tests, the suite's ``vcr_config``; it keeps no cache, so one warm pass first). Needs valgrind; prints Markdown.
 """
 
 from __future__ import annotations
@@ -38,6 +39,15 @@ folder = os.path.join({project!r}, "cassettes", "test_suite")
 def one(i, where=folder, mode={mode!r}):
     if mode == "floor":
         conftest.three_calls(i)
+    elif mode == "cassetter":  # the suite's vcr_config; cassetter keeps no cache, so warm is cold for it
+        import cassetter
+        with cassetter.use_cassette(
+            os.path.join(where, f"test_ticket_{{i:04d}}.yaml"),
+            record_mode="none",
+            match_on=["method", "uri", "body"],
+            filter_headers=["authorization", "x-api-key"],
+        ):
+            conftest.three_calls(i)
     else:
         with llmvcr.use_cassette(os.path.join(where, f"test_ticket_{{i:04d}}.yaml"), record_mode="none"):
             conftest.three_calls(i)
@@ -69,8 +79,10 @@ def instructions(bench: suite.Suite, tree: str, mode: str, folder: str) -> float
     ``floor``, ``warm`` (the parse cache filled by a pass before) or ``cold`` (as on CI: ``CI=true``,
     every cassette parsed and checked, its parse-cache entry written)."""
     flag = os.path.join(folder, f"flag-{time.monotonic_ns()}")
-    code = _RUN.format(base=bench.base, project=bench.project("llmvcr YAML"), mode=mode, n=bench.n, flag=flag)
-    env = {**os.environ, "PYTHONPATH": tree, "PYTHONHASHSEED": "0"}  # the same dict and set layouts each run
+    project = bench.project("cassetter" if mode == "cassetter" else "llmvcr YAML")
+    code = _RUN.format(base=bench.base, project=project, mode=mode, n=bench.n, flag=flag)
+    path = os.pathsep.join(filter(None, (tree, os.environ.get("BENCH_PYTHONPATH"))))
+    env = {**os.environ, "PYTHONPATH": path, "PYTHONHASHSEED": "0"}  # the same dict and set layouts each run
     env.pop("CI", None)
     if mode == "cold":
         env["CI"] = "true"
@@ -98,19 +110,33 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--baseline", help="another source tree of llmvcr")
     parser.add_argument("--tests", type=int, default=100)
     parser.add_argument("--keep", help="generate (once) and keep the projects in this folder")
+    parser.add_argument(
+        "--cassetter", action="store_true", help="count cassetter too (installed, or in BENCH_PYTHONPATH)"
+    )
     args = parser.parse_args(argv)
+    keep = ("floor", "llmvcr YAML", "cassetter") if args.cassetter else ("floor", "llmvcr YAML")
     for tool in list(suite.TOOLS):
-        if tool not in ("floor", "llmvcr YAML"):
+        if tool not in keep:
             del suite.TOOLS[tool]
     with tempfile.TemporaryDirectory(prefix="llmvcr-instr-") as temporary:
         folder = args.keep or temporary
         bench = suite.Suite(folder, args.tests)
-        recorded = os.path.isdir(os.path.join(bench.project("llmvcr YAML"), "cassettes"))
+        base_file = os.path.join(folder, "base-url")  # cassetter matches the recorded URL, port included
+        recorded = all(
+            os.path.isdir(os.path.join(bench.project(t), "cassettes")) for t in suite.TOOLS if t != "floor"
+        )
         bench.generate()
-        if not recorded:
+        if recorded and os.path.exists(base_file):
+            with open(base_file) as f:
+                bench.base = f.read().strip()
+        else:
             bench.record()
+            with open(base_file, "w") as f:
+                f.write(bench.base)
         bench.pytest("llmvcr YAML", mode="none")  # fill the parse cache, as a rerun finds it
         rows = [("floor", instructions(bench, bench.here, "floor", folder))]
+        if args.cassetter:
+            rows.append(("cassetter", instructions(bench, bench.here, "cassetter", folder)))
         trees = [("", bench.here)]
         if args.baseline:
             trees.insert(0, (" (baseline)", os.path.abspath(args.baseline)))
