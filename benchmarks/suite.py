@@ -23,30 +23,37 @@ import time
 
 from .suite_project import CONFTEST, test_module
 
-# tool -> (plugins to switch off, record-mode option, extra environment)
+# tool -> (plugins to switch off, record-mode option, extra environment). The rows up to
+# COLD_ROW run as CI runs them, a fresh checkout: CI=true, pytest's cache in a new empty folder
+# each run and llmvcr's state folder (parse cache, play log) new and empty too, so nothing is warm.
+COLD_ROW = "llmvcr YAML, fresh checkout (CI)"
 TOOLS: dict[str, tuple[tuple[str, ...], str, dict[str, str]]] = {
-    "floor": (("llmvcr", "recording", "cassetter"), "", {}),
-    "pytest-recording (vcrpy)": (("llmvcr", "cassetter"), "--record-mode", {"BENCH_TOOL": "vcrpy"}),
-    "cassetter": (("llmvcr", "recording"), "--record-mode", {"BENCH_TOOL": "cassetter"}),
-    "llmvcr YAML": (("recording", "cassetter"), "--llmvcr-record-mode", {"BENCH_TOOL": "llmvcr_yaml"}),
-    # a CI runner that does not keep .pytest_cache: every cassette is parsed (ryaml, else PyYAML)
-    "llmvcr YAML, cold parse cache": (
+    "floor": (("llmvcr", "recording", "cassetter"), "", {"BENCH_COLD": "1"}),
+    "pytest-recording (vcrpy)": (
+        ("llmvcr", "cassetter"),
+        "--record-mode",
+        {"BENCH_TOOL": "vcrpy", "BENCH_COLD": "1"},
+    ),
+    "cassetter": (("llmvcr", "recording"), "--record-mode", {"BENCH_TOOL": "cassetter", "BENCH_COLD": "1"}),
+    COLD_ROW: (
         ("recording", "cassetter"),
         "--llmvcr-record-mode",
         {"BENCH_TOOL": "llmvcr_yaml", "BENCH_COLD": "1"},
     ),
+    # a laptop's second run: pytest's cache and llmvcr's parse cache kept from the run before
+    "llmvcr YAML": (("recording", "cassetter"), "--llmvcr-record-mode", {"BENCH_TOOL": "llmvcr_yaml"}),
     "llmvcr JSON": (("recording", "cassetter"), "--llmvcr-record-mode", {"BENCH_TOOL": "llmvcr_json"}),
 }
-SHARES_CASSETTES = {"llmvcr YAML, cold parse cache": "llmvcr YAML"}
+SHARES_CASSETTES = {COLD_ROW: "llmvcr YAML"}
 BASELINE: dict[str, str] = {}  # row -> source tree of another llmvcr checkout (--baseline)
 
 
 def add_baseline(tree: str) -> None:
     """Rows for the llmvcr in ``tree`` (an older checkout), on the same cassettes, in the same rounds."""
-    for tool in ("llmvcr YAML", "llmvcr JSON"):
+    for tool in (COLD_ROW, "llmvcr YAML", "llmvcr JSON"):
         row = f"{tool} (baseline)"
         TOOLS[row] = TOOLS[tool]
-        SHARES_CASSETTES[row] = tool
+        SHARES_CASSETTES[row] = SHARES_CASSETTES.get(tool, tool)
         BASELINE[row] = os.path.abspath(tree)
 
 
@@ -97,11 +104,18 @@ class Suite:
             args.append(f"{option}={mode}")
         full = {k: v for k, v in os.environ.items() if k not in ("CI", "PYTHONDONTWRITEBYTECODE")}
         full.update({"BENCH_TOOL": "floor", "BENCH_BASE_URL": self.base})
-        full["PYTHONPATH"] = BASELINE.get(tool, self.here)
+        # BENCH_PYTHONPATH: folders added after the tree, e.g. cassetter installed with
+        # `pip install --target DIR cassetter` (its plugin and pytest-recording's both claim --record-mode)
+        full["PYTHONPATH"] = os.pathsep.join(
+            filter(None, (BASELINE.get(tool, self.here), os.environ.get("BENCH_PYTHONPATH")))
+        )
         full.update(tool_env)
         full.update(env or {})
-        if full.pop("BENCH_COLD", None):
-            full["LLMVCR_STATE_DIR"] = tempfile.mkdtemp(prefix="cold-", dir=self.folder)
+        if full.pop("BENCH_COLD", None) and not full.get("BENCH_RECORD"):
+            fresh = tempfile.mkdtemp(prefix="cold-", dir=self.folder)
+            full["LLMVCR_STATE_DIR"] = os.path.join(fresh, "state")
+            full["CI"] = "true"
+            args[3:3] = ["-o", f"cache_dir={os.path.join(fresh, 'pytest-cache')}"]
         start = time.perf_counter()
         done = subprocess.run(args, cwd=self.project(tool), env=full, capture_output=True, text=True)
         wall = time.perf_counter() - start
@@ -184,6 +198,14 @@ def run(n: int, rounds: int, keep: str | None = None) -> None:
                 f"| {'' if tool == 'floor' else f'+{min(xdist[tool]) - floor_x:.2f} s'} |"
             )
         print(f"\nfloor per test: {_ms(floor)}")
+        peer = "pytest-recording (vcrpy)"
+        for tool in TOOLS:  # -n 2 against pytest-recording, round by round (same round, same machine)
+            if "llmvcr" in tool:
+                pairs = [mine / theirs for mine, theirs in zip(xdist[tool], xdist[peer], strict=True)]
+                print(
+                    f"-n 2 wall, {tool} ÷ {peer}: {statistics.median(pairs):.3f} "
+                    f"(median of {len(pairs)} rounds; {min(pairs):.3f} to {max(pairs):.3f})"
+                )
         startup(suite)
         loads(suite)
 

@@ -9,7 +9,11 @@ tests once (parse cache, first-call work), then instrumentation is switched on
 (``callgrind_control -i on``) for a second pass over the same N tests, and the instructions
 collected, divided by N, are the per-test figure. Instructions are not time (a cache miss costs
 more than an add), so the result is read as a ratio next to the timed benchmarks, not instead of
-them. Needs valgrind; prints Markdown.
+them. The cold side (``CI=true``, an empty state folder) first runs the SDKs' first calls through
+the floor and one cassette copied elsewhere, so its counted pass is every cassette parsed, checked
+and stored as in a fresh checkout, with the process otherwise warm. ``--keep FOLDER`` reuses the
+projects and cassettes a run before left there; ``--cassetter`` adds cassetter's side (its own
+cassettes of the same tests, the suite's ``vcr_config``; it keeps no cache, so one warm pass first). Needs valgrind; prints Markdown.
 """
 
 from __future__ import annotations
@@ -25,21 +29,43 @@ import time
 from . import suite
 
 _RUN = """
-import os, sys, time
+import os, shutil, sys, time
 os.environ.update(BENCH_TOOL="floor", BENCH_BASE_URL={base!r})
 sys.path.insert(0, {project!r})
 import anthropic, openai
 import conftest
 import llmvcr
 folder = os.path.join({project!r}, "cassettes", "test_suite")
-def one(i):
-    if {floor!r}:
+def one(i, where=folder, mode={mode!r}):
+    if mode == "floor":
         conftest.three_calls(i)
-    else:
-        with llmvcr.use_cassette(os.path.join(folder, f"test_ticket_{{i:04d}}.yaml"), record_mode="none"):
+    elif mode == "cassetter":  # the suite's vcr_config; cassetter keeps no cache, so warm is cold for it
+        import cassetter
+        with cassetter.use_cassette(
+            os.path.join(where, f"test_ticket_{{i:04d}}.yaml"),
+            record_mode="none",
+            match_on=["method", "uri", "body"],
+            filter_headers=["authorization", "x-api-key"],
+        ):
             conftest.three_calls(i)
-for i in range({n}):  # warm, not counted
-    one(i)
+    else:
+        with llmvcr.use_cassette(os.path.join(where, f"test_ticket_{{i:04d}}.yaml"), record_mode="none"):
+            conftest.three_calls(i)
+if {mode!r} == "cold":
+    # the SDKs' first calls and llmvcr's lazy imports (ryaml, the guard's patterns) happen here, on a
+    # copy of one cassette in another folder with its own state folder; the counted pass then finds
+    # an empty parse cache for every cassette, as a fresh checkout does
+    os.environ["LLMVCR_STATE_DIR"] = os.path.join({flag!r} + "-state", "warm")
+    spare = {flag!r} + "-spare"
+    os.makedirs(spare)
+    shutil.copy(os.path.join(folder, "test_ticket_0000.yaml"), spare)
+    one(0, spare)
+    for i in range({n}):
+        conftest.three_calls(i)
+    os.environ["LLMVCR_STATE_DIR"] = os.path.join({flag!r} + "-state", "cold")
+else:
+    for i in range({n}):  # warm, not counted
+        one(i)
 open({flag!r} + ".ready", "w").close()
 while not os.path.exists({flag!r} + ".go"):
     time.sleep(0.05)
@@ -48,13 +74,18 @@ for i in range({n}):
 """
 
 
-def instructions(bench: suite.Suite, tree: str, floor: bool, folder: str) -> float:
-    """Instructions per test of one counted pass over the suite, in ``tree``'s llmvcr."""
+def instructions(bench: suite.Suite, tree: str, mode: str, folder: str) -> float:
+    """Instructions per test of one counted pass over the suite, in ``tree``'s llmvcr; ``mode``:
+    ``floor``, ``warm`` (the parse cache filled by a pass before) or ``cold`` (as on CI: ``CI=true``,
+    every cassette parsed and checked, its parse-cache entry written)."""
     flag = os.path.join(folder, f"flag-{time.monotonic_ns()}")
-    code = _RUN.format(
-        base=bench.base, project=bench.project("llmvcr YAML"), floor=floor, n=bench.n, flag=flag
-    )
-    env = {**os.environ, "PYTHONPATH": tree, "PYTHONHASHSEED": "0"}  # the same dict and set layouts each run
+    project = bench.project("cassetter" if mode == "cassetter" else "llmvcr YAML")
+    code = _RUN.format(base=bench.base, project=project, mode=mode, n=bench.n, flag=flag)
+    path = os.pathsep.join(filter(None, (tree, os.environ.get("BENCH_PYTHONPATH"))))
+    env = {**os.environ, "PYTHONPATH": path, "PYTHONHASHSEED": "0"}  # the same dict and set layouts each run
+    env.pop("CI", None)
+    if mode == "cold":
+        env["CI"] = "true"
     args = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={flag}.out"]
     proc = subprocess.Popen(
         [*args, sys.executable, "-c", code], cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
@@ -78,21 +109,43 @@ def main(argv: list[str]) -> int:
     )
     parser.add_argument("--baseline", help="another source tree of llmvcr")
     parser.add_argument("--tests", type=int, default=100)
+    parser.add_argument("--keep", help="generate (once) and keep the projects in this folder")
+    parser.add_argument(
+        "--cassetter", action="store_true", help="count cassetter too (installed, or in BENCH_PYTHONPATH)"
+    )
     args = parser.parse_args(argv)
+    keep = ("floor", "llmvcr YAML", "cassetter") if args.cassetter else ("floor", "llmvcr YAML")
     for tool in list(suite.TOOLS):
-        if tool not in ("floor", "llmvcr YAML"):
+        if tool not in keep:
             del suite.TOOLS[tool]
-    with tempfile.TemporaryDirectory(prefix="llmvcr-instr-") as folder:
+    with tempfile.TemporaryDirectory(prefix="llmvcr-instr-") as temporary:
+        folder = args.keep or temporary
         bench = suite.Suite(folder, args.tests)
+        base_file = os.path.join(folder, "base-url")  # cassetter matches the recorded URL, port included
+        recorded = all(
+            os.path.isdir(os.path.join(bench.project(t), "cassettes")) for t in suite.TOOLS if t != "floor"
+        )
         bench.generate()
-        bench.record()
+        if recorded and os.path.exists(base_file):
+            with open(base_file) as f:
+                bench.base = f.read().strip()
+        else:
+            bench.record()
+            with open(base_file, "w") as f:
+                f.write(bench.base)
         bench.pytest("llmvcr YAML", mode="none")  # fill the parse cache, as a rerun finds it
-        rows = [("floor", instructions(bench, bench.here, True, folder))]
+        rows = [("floor", instructions(bench, bench.here, "floor", folder))]
+        if args.cassetter:
+            rows.append(("cassetter", instructions(bench, bench.here, "cassetter", folder)))
+        trees = [("", bench.here)]
         if args.baseline:
-            rows.append(
-                ("llmvcr YAML (baseline)", instructions(bench, os.path.abspath(args.baseline), False, folder))
-            )
-        rows.append(("llmvcr YAML", instructions(bench, bench.here, False, folder)))
+            trees.insert(0, (" (baseline)", os.path.abspath(args.baseline)))
+        for mode, what in (
+            ("cold", "llmvcr YAML, fresh checkout (CI)"),
+            ("warm", "llmvcr YAML, warm parse cache"),
+        ):
+            for suffix, tree in trees:
+                rows.append((what + suffix, instructions(bench, tree, mode, folder)))
     floor = rows[0][1]
     print("| side | instructions per test | over the floor | ÷ floor |")
     print("|---|---|---|---|")

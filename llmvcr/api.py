@@ -20,10 +20,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import _active, freshness, providers
 from .cassette import Cassette
-from .convert import vcrpy as vcrpy  # registers the in-place reader of vcrpy cassettes with storage
 from .options import Options, resolve_path
 from .session import Session
-from .storage import load_cassette as load_cassette  # llmvcr.load_cassette: with the vcrpy reader
+from .storage import load_cassette as load_cassette  # llmvcr.load_cassette (reads vcrpy files in place)
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack

@@ -21,7 +21,6 @@ from typing import Any, TypeVar, overload
 
 from . import _active
 from .cassette import Cassette
-from .convert import vcrpy as vcrpy  # registers the in-place reader of vcrpy cassettes with storage
 from .options import Options, resolve_path
 from .providers import install, registered, uninstall
 from .schema import recorded_with

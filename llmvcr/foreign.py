@@ -2,12 +2,15 @@
 registered for their format.
 
 ``storage`` asks here, below every converter: it refuses to parse or write over such a file as an
-llmvcr cassette, and reads it in place with the reader the importer (``llmvcr.convert.vcrpy``)
-registered when it was imported (``llmvcr.api`` and ``llmvcr.clients`` import it).
+llmvcr cassette, and reads it in place with the reader registered for its format. The importers
+live in ``llmvcr.convert``, above storage and slow to import (6 to 9 ms), so the built-in readers are
+named here as ``"module:function"`` and imported the first time a foreign file is read: a process
+that only replays llmvcr cassettes never imports ``llmvcr.convert``.
 """
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -20,6 +23,11 @@ _ENTRIES = re.compile(rb'^entries\s*:|"entries"\s*:', re.MULTILINE)
 
 Reader = Callable[[str, bytes], Any]  # (path, file bytes) -> a Cassette
 _readers: dict[str, Reader] = {}
+# format -> the reader, imported on first use (an entry of _readers wins: a test or plugin may set one)
+_BUILT_IN = {
+    "vcrpy": "llmvcr.convert.vcrpy:from_vcrpy",
+    "langchain-gz": "llmvcr.convert.vcrpy:from_vcrpy",
+}
 
 
 def foreign_format(head: bytes) -> str | None:
@@ -40,5 +48,9 @@ def add_reader(formats: Iterable[str], reader: Reader) -> None:
 
 
 def reader_for(fmt: str) -> Reader | None:
-    """The reader registered for ``fmt``, or None."""
-    return _readers.get(fmt)
+    """The reader registered for ``fmt`` (a built-in one imported now if it was not yet), or None."""
+    reader = _readers.get(fmt)
+    if reader is None and fmt in _BUILT_IN:
+        module, _, name = _BUILT_IN[fmt].partition(":")
+        reader = _readers[fmt] = getattr(importlib.import_module(module), name)
+    return reader

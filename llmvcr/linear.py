@@ -52,6 +52,7 @@ SHARED = (
     "output_config",
     "generationConfig",
 )
+_FIELDS = frozenset((*LISTS, *SHARED))
 MIN_BYTES = 64  # a repeated value shorter than this (as JSON) is written again: a reference is no shorter
 
 
@@ -91,6 +92,7 @@ def unpack(entries: list[Any], path: str) -> list[Any]:
     """
     values: list[dict[str, Any]] = []  # per entry: field -> its full value
     out: list[Any] = []
+    fields = _FIELDS
     for position, raw in enumerate(entries):
         body = _body(raw)
         full: dict[str, Any] = {}
@@ -98,14 +100,16 @@ def unpack(entries: list[Any], path: str) -> list[Any]:
         if body is None:
             out.append(raw)
             continue
-        changes: dict[str, Any] = {}
-        for name in (*LISTS, *SHARED):
-            if name not in body:
+        changes: dict[str, Any] | None = None
+        # the body's own keys, not every field name: a body holds a handful, the names are fourteen
+        for name, value in body.items():
+            if name not in fields:
                 continue
-            value = body[name]
-            reference = _reference(value)
-            if reference is not None:
-                value = changes[name] = _resolve(reference, name, values, position, path)
+            if _reference(value) is not None:
+                value = _resolve(value, name, values, position, path)
+                if changes is None:
+                    changes = {}
+                changes[name] = value
             full[name] = value
         out.append(_with_body(raw, {**body, **changes}) if changes else raw)
     return out

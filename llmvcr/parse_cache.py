@@ -11,7 +11,9 @@ Both give exactly what parsing and checking the file gives, only sooner:
   (``.pytest_cache/d/llmvcr/parsed-2``), else the user's cache folder. The key is the sha256 of the
   file's bytes, so a changed cassette is always parsed and checked again; an unreadable or corrupt
   entry is ignored and rewritten; a value orjson cannot give back identically is never cached, and
-  a parse that raises caches nothing.
+  a parse that raises caches nothing. On CI (``CI`` set) it is read but written only into a folder
+  a finished run left before (a CI that keeps ``.pytest_cache``): a fresh checkout throws its cache
+  away, and writing an entry per cassette was a third of a cold load.
 
 Every path refuses YAML aliases (``YamlAliasError``, before anything is cached): llmvcr never writes
 one, and a few lines of aliases can expand to billions of values. ryaml, which would expand them,
@@ -193,6 +195,24 @@ def state_folder(cassette_path: str) -> str:
 
 
 _FOLDERS: dict[str, str] = {}  # cassette folder -> cache folder, found once per process
+_WRITES: dict[str, bool] = {}  # cache folder -> whether this process stores entries in it
+
+
+def _on_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+def _writes(folder: str) -> bool:
+    """Whether entries are stored in ``folder``: always off CI; on CI only when a run before finished
+    with it there (``prune`` marks it), so a fresh checkout's run writes none. The folder is made,
+    for that mark: a CI that keeps ``.pytest_cache`` fills the cache from its second run on."""
+    writes = _WRITES.get(folder)
+    if writes is None:
+        writes = _WRITES[folder] = not _on_ci() or os.path.exists(os.path.join(folder, _PRUNED))
+        if not writes:
+            with contextlib.suppress(OSError):
+                os.makedirs(folder, exist_ok=True)
+    return writes
 
 
 def cache_folder_for(cassette_path: str) -> str:
@@ -232,7 +252,8 @@ class ParseCache:
                     os.utime(entry)
             return document
         document = parse(data)
-        self._store(entry, document)
+        if _writes(self.folder):
+            self._store(entry, document)
         return document
 
     def _store(self, entry: str, document: Any) -> None:

@@ -72,3 +72,40 @@ def test_a_yaml_cassette_still_loads_pyyaml_when_it_parses_one(
     loaded = _loaded_after_replay(path, server)
     assert "yaml" in loaded or "ryaml" in loaded
     assert "llmvcr.providers._lm15" not in loaded
+
+
+IMPORTS = """
+import sys, llmvcr, llmvcr.pytest_plugin
+print(" ".join(sorted(m for m in sys.modules if m.startswith("llmvcr.convert"))))
+if len(sys.argv) > 1:  # a vcrpy cassette read in place: its reader is imported now, on first use
+    cassette = llmvcr.load_cassette(sys.argv[1])
+    print(len(cassette), cassette.read_only is not None, "llmvcr.convert.vcrpy" in sys.modules)
+"""
+
+VCRPY_FILE = (
+    Path(__file__).parent / "data" / "vcrpy_real" / "openllmetry" / "test_anthropic_tools_legacy.yaml"
+)
+
+
+def _fresh_process(*args: str) -> list[str]:
+    root = str(Path(__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    env.pop("CI", None)
+    done = subprocess.run(
+        [sys.executable, "-c", IMPORTS, *args], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+def test_importing_llmvcr_and_its_plugin_imports_no_converter() -> None:
+    # the converters cost 6-9 ms of import; storage reaches the vcrpy reader by name when it needs it
+    assert _fresh_process() == [""]
+
+
+def test_a_vcrpy_cassette_still_reads_in_place_in_a_fresh_process() -> None:
+    loaded, read = _fresh_process(str(VCRPY_FILE))
+    assert loaded == ""
+    count, read_only, imported = read.split()
+    assert int(count) > 0
+    assert (read_only, imported) == ("True", "True")

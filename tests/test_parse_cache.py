@@ -416,6 +416,42 @@ def test_documents_json_cannot_give_back_are_not_cached(tmp_path: object) -> Non
     assert not os.path.exists(cache.entry_path(data))
 
 
+def test_on_ci_a_fresh_checkouts_cache_is_read_but_not_written(
+    tmp_path: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a CI runner's fresh clone throws the cache away: storing an entry per cassette is pure cost
+    monkeypatch.setenv("CI", "true")
+    folder = os.path.join(str(tmp_path), ".pytest_cache", "d", "llmvcr", "parsed-2")
+    cache, parse = ParseCache(folder), Counting()
+    data = b"version: 1\nentries: []\n"
+    assert cache.load(data, parse) == cache.load(data, parse) == {"version": 1, "entries": []}
+    assert parse.calls == 2
+    assert not os.path.exists(cache.entry_path(data))
+    assert os.listdir(folder) == []  # made, for the end of the run to mark it
+    assert parse_cache.prune(folder) == 0
+    other = ParseCache(os.path.join(str(tmp_path), "other"))  # an entry already there is still read
+    monkeypatch.delenv("CI")
+    other.load(data, parse)
+    monkeypatch.setenv("CI", "true")
+    assert other.load(data, parse) == {"version": 1, "entries": []}
+    assert parse.calls == 3
+
+
+def test_on_ci_a_cache_a_finished_run_left_is_written(
+    tmp_path: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CI", "1")
+    folder = os.path.join(str(tmp_path), "kept")
+    os.makedirs(folder)
+    parse_cache.prune(folder)  # what the end of the run before did: a CI that keeps .pytest_cache
+    cache, parse = ParseCache(folder), Counting()
+    data = b"version: 1\nentries: []\n"
+    cache.load(data, parse)
+    cache.load(data, parse)
+    assert parse.calls == 1
+    assert os.path.exists(cache.entry_path(data))
+
+
 def test_an_unwritable_cache_costs_speed_not_the_load(tmp_path: object) -> None:
     blocker = os.path.join(str(tmp_path), "file")
     with open(blocker, "w") as f:
