@@ -60,14 +60,18 @@ class CassetteContext:
         return session.cassette
 
     def __exit__(self, *exc: object) -> None:
+        self.close(failed=exc[0] is not None)
+
+    def close(self, *, failed: bool) -> None:
+        """Leave the innermost open block; ``failed`` when it raised (or the test using it failed)."""
         session, token = self._open.pop()
         try:
-            session.finish(failed=exc[0] is not None)
+            session.finish(failed=failed)
         finally:
             _active.deactivate(session, token)
             providers.uninstall()
         _active.announce_exit(session)
-        freshness.at_close(session, failed=exc[0] is not None)  # entries no call used: warn or fail
+        freshness.at_close(session, failed=failed)  # entries no call used: warn or fail
 
     async def __aenter__(self) -> Cassette:
         return self.__enter__()

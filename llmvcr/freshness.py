@@ -192,17 +192,27 @@ def _described(raw: Any, position: int) -> str:
 def at_close(session: Session, *, failed: bool) -> None:
     """After a cassette closed: warn about, or fail on, the entries its file holds that no call used.
 
-    Skipped when the block raised (its calls stopped early) or the session keeps no file.
+    When the block raised (its calls stopped early) the unused entries are only noted for the run's
+    summary, never offered to prune. Skipped when the session keeps no file.
     """
-    if failed or not session.persist or not session.path:
+    if not session.persist or not session.path:
         return
     choice = policy.on_unplayed or session.options.on_unplayed or "warn"
     if session.record_mode == "all":
-        _left_unfilled(session, choice)
+        if not failed:
+            _left_unfilled(session, choice)
         return
     cassette = session.cassette
     unplayed = [i for i in range(min(cassette.loaded_count, len(cassette))) if cassette.play_count(i) == 0]
     if not unplayed or choice == "ignore":
+        return
+    if failed:
+        count = f"{len(unplayed)} of {cassette.loaded_count} recorded entries"
+        _tell(
+            Finding(
+                "unplayed", session.path, policy.test, f"{count} not used", "", [f"#{i}" for i in unplayed]
+            )
+        )
         return
     listed = "; ".join(_described(cassette.raw(i), i) for i in unplayed[:SHOWN])
     more = f"; and {len(unplayed) - SHOWN} more" if len(unplayed) > SHOWN else ""

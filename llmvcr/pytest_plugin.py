@@ -244,11 +244,11 @@ def llmvcr_cassette(request: pytest.FixtureRequest, llmvcr_config: dict[str, Any
         cassette = context.__enter__()
     try:
         yield cassette
-    except BaseException as err:
-        context.__exit__(type(err), err, err.__traceback__)
+    except BaseException:
+        context.close(failed=True)
         raise
-    else:
-        context.__exit__(None, None, None)
+    else:  # a test that failed stopped early: its unused entries are no case for pruning
+        context.close(failed=request.node.stash.get(_CALL_FAILED, False))
 
 
 class _VcrFixture:
@@ -287,6 +287,7 @@ _GUARD = pytest.StashKey[Guard]()
 _PLAYS = pytest.StashKey[PlayLog]()
 _RUN = pytest.StashKey[str]()
 _SETTINGS = pytest.StashKey[tuple[str | None, str]]()
+_CALL_FAILED = pytest.StashKey[bool]()
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -302,6 +303,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if excinfo is not None and explained and shortened is None:  # in setup, in llmvcr's own fixture
         outcome.get_result().longrepr = excinfo.exconly()  # type: ignore[attr-defined]
     if outcome.get_result().failed:  # type: ignore[attr-defined]
+        if call.when == "call":
+            item.stash[_CALL_FAILED] = True
         # a failed test's cassettes are not evidence for prune, unless it failed only for the
         # entries it left unused (on_unplayed="fail")
         unplayed = excinfo is not None and excinfo.errisinstance(UnplayedEntriesError)
