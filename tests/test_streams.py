@@ -285,7 +285,11 @@ def test_re_recording_an_unchanged_stream_changes_no_line(
         for line in difflib.unified_diff(texts[0].splitlines(), texts[1].splitlines(), lineterm="", n=0)
         if line.startswith(("+", "-")) and not line.startswith(("+++", "---"))
     ]
-    assert changed == []  # the events are unchanged, so the earlier offsets are kept: the file is as it was
+    # the events are unchanged, so the earlier offsets are kept: the file is as it was, but for the
+    # date of the recording (recorded_with.at, which max_age reads), when the second run fell in a
+    # later second
+    assert [line for line in changed if not line[1:].lstrip().startswith("at: '")] == []
+    assert len(changed) in (0, 2)
     cassette = llmvcr.load_cassette(cassette_dir / "timing.yaml")
     assert all("t" in event for event in cassette.entry(0).response.stream or [])  # pacing is kept
 
