@@ -206,24 +206,19 @@ def at_close(session: Session, *, failed: bool) -> None:
     unplayed = [i for i in range(min(cassette.loaded_count, len(cassette))) if cassette.play_count(i) == 0]
     if not unplayed or choice == "ignore":
         return
-    if failed:
-        count = f"{len(unplayed)} of {cassette.loaded_count} recorded entries"
-        _tell(
-            Finding(
-                "unplayed", session.path, policy.test, f"{count} not used", "", [f"#{i}" for i in unplayed]
-            )
-        )
+    count = f"{len(unplayed)} of {cassette.loaded_count} recorded entries"
+    ids = [f"#{i}" for i in unplayed]
+    if failed:  # noted for the summary only
+        _tell(Finding("unplayed", session.path, policy.test, f"{count} not used", "", ids))
         return
     listed = "; ".join(_described(cassette.raw(i), i) for i in unplayed[:SHOWN])
     more = f"; and {len(unplayed) - SHOWN} more" if len(unplayed) > SHOWN else ""
     path = shown(session.path)
-    count = f"{len(unplayed)} of {cassette.loaded_count} recorded entries"
     message = (
         f"{path}: {count} were not used: {listed}{more}. The code no longer makes these calls, or the "
         f"cassette is stale. Drop them after this run with: llmvcr prune {path}; or record the cassette "
         f"again: {rerecord_command(path)} (on_unplayed='ignore' accepts them)"
     )
-    ids = [f"#{i}" for i in unplayed]
     action = "failed" if choice == "fail" else "warned"
     _tell(Finding("unplayed", session.path, policy.test, f"{count} not used", action, ids))
     if choice == "fail":
