@@ -179,12 +179,8 @@ def save_cassette(path: str | os.PathLike[str], cassette: Cassette) -> None:
 
 
 def write_over(cassette: Cassette, path: str | os.PathLike[str]) -> str:
-    """Write the whole cassette to ``path`` (format by extension), atomically and under the lock,
-    over any file there: another recorder's too, as converting it in place does. Returns the path.
-
-    >>> write_over(llmvcr.from_vcrpy("tests/cassettes/chat.yaml"), "tests/cassettes/chat.yaml")
-    'tests/cassettes/chat.yaml'
-    """
+    """Write the whole cassette to ``path`` (format by extension), atomically and under the lock, over
+    any file there (another recorder's too: a conversion in place); returns the path."""
     path = os.fspath(path)
     with file_lock(path):
         atomic_write(path, dump_document(document_of(cassette), format_of(path)))
