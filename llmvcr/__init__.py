@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from . import formats as _formats
 from .errors import (
     AnswerShapeError,
     CassetteFormatError,
@@ -45,13 +46,8 @@ _LAZY = {
     "create_recording_adapter": "clients",
     "create_replay_adapter": "clients",
     "inject_error": "faults",
-    "to_regista_trace": "convert.regista",
-    "from_regista_trace": "convert.regista_trace",
-    "to_agentskit": "convert.agentskit",
-    "from_agentskit": "convert.agentskit",
-    "from_vcrpy": "convert.vcrpy",
-    "from_otel": "convert.otel",
 }
+_CONVERTERS = _formats.converters()  # from_vcrpy, to_agentskit...: the format table's, by their names
 
 __all__ = [
     "AnswerShapeError",
@@ -74,10 +70,6 @@ __all__ = [
     "configure",
     "create_recording_adapter",
     "create_replay_adapter",
-    "from_agentskit",
-    "from_otel",
-    "from_regista_trace",
-    "from_vcrpy",
     "inject_error",
     "load_cassette",
     "patch_function",
@@ -86,9 +78,8 @@ __all__ = [
     "register_matcher",
     "register_provider",
     "save_cassette",
-    "to_agentskit",
-    "to_regista_trace",
     "use_cassette",
+    *_CONVERTERS,
 ]
 
 
@@ -98,14 +89,17 @@ def __getattr__(name: str) -> Any:
 
         return LLMVCR_VERSION
     module = _LAZY.get(name)
-    if module is None:
+    if module is not None:
+        value = getattr(importlib.import_module(f".{module}", __name__), name)
+    elif name in _CONVERTERS:
+        value = _formats.resolve(_CONVERTERS[name])
+    else:
         raise AttributeError(f"module 'llmvcr' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value
 
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # for type checkers, each name as __getattr__ finds it (a test holds _CONVERTERS to this)
     from .api import load_cassette as load_cassette
     from .api import recording as recording
     from .api import use_cassette as use_cassette

@@ -178,6 +178,15 @@ def save_cassette(path: str | os.PathLike[str], cassette: Cassette) -> None:
         raise CassetteWriteError(path, err.strerror or str(err), errno=err.errno) from err
 
 
+def write_over(cassette: Cassette, path: str | os.PathLike[str]) -> str:
+    """Write the whole cassette to ``path`` (format by extension), atomically and under the lock, over
+    any file there (another recorder's too: a conversion in place); returns the path."""
+    path = os.fspath(path)
+    with file_lock(path):
+        atomic_write(path, dump_document(document_of(cassette), format_of(path)))
+    return path
+
+
 _HASH = re.compile(r"(?:^|[ \t])#", re.MULTILINE)
 _ENTRIES_LINE = re.compile(rb"^entries:[ \t]*(?:#[^\n]*)?\n", re.MULTILINE)
 # blank and comment lines, then "- " at column 0: the entries are a block list, as llmvcr writes it

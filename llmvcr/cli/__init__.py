@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from ..errors import LLMVCRError
+from ..formats import by_name, in_place
 from ..linear import LAYOUTS
 from ..options import did_you_mean
 from ..schema import LLMVCR_VERSION
@@ -35,6 +36,9 @@ from .files import cmd_convert, cmd_prune, cmd_rehash, cmd_scan
 from .inspect import cmd_diff, cmd_ls, cmd_show
 from .migrate import add_parser as add_migrate_parser
 from .reading import SOURCES, TARGETS
+
+_IN_PLACE = ", ".join(by_name(n).title for n in in_place())  # other recorders' cassettes, read in place
+_SOURCES = ", ".join(by_name(n).title for n in SOURCES)
 
 # -- the parser -------------------------------------------------------------------------------------
 _FLAGS: set[str] = set()  # every option of every command, for "did you mean"
@@ -82,10 +86,9 @@ def build_parser() -> argparse.ArgumentParser:
     ls = commands.add_parser(
         "ls",
         help="list cassettes with entry counts, providers, models and size",
-        description="List the cassettes under DIR (recursively): llmvcr's, and the vcrpy, "
-        "pytest-recording, cassetter and LangChain (.yaml.gz) cassettes llmvcr reads in place, "
-        "each named with its format. Files of other formats are named on stderr with the "
-        "command that imports them.",
+        description=f"List the cassettes under DIR (recursively): llmvcr's, and those llmvcr reads in "
+        f"place ({_IN_PLACE}), each named with its format. Files of other formats are named on "
+        "stderr with the command that imports them.",
     )
     ls.add_argument(
         "dir",
@@ -101,8 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
         "show",
         help="print a cassette as a readable conversation",
         description="Print each call's new messages and the answer (streams collapsed into "
-        "text, tool calls and results inline). Reads llmvcr, vcrpy, cassetter, LangChain, "
-        "regista and agentskit files, and says which it read.",
+        f"text, tool calls and results inline). Reads {', '.join(SOURCES)} files, and says which it read.",
     )
     show.add_argument("cassette", metavar="CASSETTE", help="a path, or a name under cassettes/")
     show.add_argument("--from", dest="from_format", choices=SOURCES, help="input format (default: detected)")
@@ -122,10 +124,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     convert = commands.add_parser(
         "convert",
-        help="convert between llmvcr, regista, agentskit and vcrpy",
-        description="Convert SRC (llmvcr, vcrpy/pytest-recording, cassetter, LangChain .yaml.gz, "
-        "regista, agentskit or an OTLP export, detected unless --from says) to a regista trace, "
-        "an agentskit cassette or an llmvcr cassette. When SRC is a folder, every file in it is "
+        help=f"convert any format llmvcr reads to {', '.join(TARGETS)}",
+        description=f"Convert SRC ({_SOURCES}; detected unless --from says) to {', '.join(TARGETS)}. "
+        "When SRC is a folder, every file in it is "
         "converted into the folder OUT under the same relative path and a table says what became "
         "of each; the exit status is 2 when any failed (OUT may be SRC: `llmvcr convert "
         "tests/cassettes --from vcrpy --to llmvcr-yaml -o tests/cassettes` migrates a "

@@ -13,41 +13,39 @@ from typing import Any, TextIO
 
 from ..cassette import Cassette
 from ..convert import JSON
-from ..convert.agentskit import to_agentskit
-from ..convert.regista import to_regista_trace
-from ..convert.vcrpy import FOREIGN, NoLLMCallsError, read_document, vcr_loader
+from ..convert.vcrpy import NoLLMCallsError, read_document, vcr_loader
 from ..errors import CassetteFormatError, CommandError, LLMVCRError
+from ..formats import OWN, by_name, in_place, resolve, suffixes
 from ..linear import without
 from ..playlog import read_record, store_for, update_record
 from ..redact import find_secrets
-from ..storage import document_of, dump_document, format_of, parse_checked, parse_document
+from ..storage import dump_document, format_of, parse_checked, parse_document
 from ..validation import END_KEY, END_MARKER, read_cassette, seal_text
 from ..writer import atomic_write, file_lock
 from .inspect import listed
-from .reading import SUFFIXES, TARGET_SUFFIX, entries, existing, load_any, sniff
+from .reading import SOURCES, TARGET_SUFFIX, entries, existing, load_any, sniff
+
+FILES = suffixes(SOURCES)  # every file a format llmvcr reads comes in (cassettes and traces)
+LLMVCR_TARGETS = tuple(name for name in TARGET_SUFFIX if by_name(name).named_by_suffix)
 
 
 def write_as(cassette: Cassette, target: str, to: str, layout: str | None = None) -> str:
     """Write ``cassette`` at ``target`` in format ``to`` (an llmvcr one in ``layout``, else the
     cassette's own); returns the path written."""
-    if layout is not None and not to.startswith("llmvcr-"):
-        raise CommandError(f"--layout is for llmvcr-yaml and llmvcr-json output, not {to}; leave it out")
+    fmt = by_name(to)
+    if layout is not None and not fmt.named_by_suffix:
+        raise CommandError(f"--layout is for {' and '.join(LLMVCR_TARGETS)} output, not {to}; leave it out")
     if layout is not None:  # argparse allows "linear" and "full" only
         cassette.layout = "linear" if layout == "linear" else "full"
-    if to == "regista":
-        return to_regista_trace(cassette, target)
-    if to == "agentskit":
-        return to_agentskit(cassette, target)
-    fmt = to.removeprefix("llmvcr-")
-    wanted = (".json",) if fmt == "json" else (".yaml", ".yml")
-    if not target.lower().endswith(wanted):
+    if fmt.write is None:  # argparse offers only writable formats
+        raise CommandError(f"llmvcr does not write {to} files; --to takes one of {', '.join(TARGET_SUFFIX)}")
+    if fmt.named_by_suffix and not target.lower().endswith(fmt.suffixes):
         raise CommandError(
-            f"{target}: {to} output needs a {' or '.join(wanted)} path "
+            f"{target}: {to} output needs a {' or '.join(fmt.suffixes)} path "
             "(llmvcr reads a cassette by its extension); rename -o"
         )
-    with file_lock(target):
-        atomic_write(target, dump_document(document_of(cassette), fmt))
-    return target
+    written: str = resolve(fmt.write)(cassette, target)
+    return written
 
 
 def cmd_convert(args: argparse.Namespace, out: TextIO) -> int:
@@ -74,7 +72,7 @@ def cmd_convert(args: argparse.Namespace, out: TextIO) -> int:
 def _nothing_converted(path: str, fmt: str, count: int) -> str | None:
     """Why converting ``path`` must fail when another tool's file gave no entry, else None: a
     conversion never succeeds empty (an empty llmvcr cassette converts to an empty one)."""
-    if count or fmt == "llmvcr":
+    if count or fmt == OWN:
         return None
     return (
         f"no call in this {fmt} file could be converted (0 entries; the warnings above say what was "
@@ -84,7 +82,7 @@ def _nothing_converted(path: str, fmt: str, count: int) -> str | None:
 
 def _target(args: argparse.Namespace, path: str) -> str:
     relative = os.path.relpath(path, args.src)
-    if args.to == "llmvcr-yaml" and relative.lower().endswith(".yml"):
+    if relative.lower().endswith(by_name(args.to).suffixes):  # a .yml file stays .yml
         return os.path.join(args.output, relative)
     stem = relative[: -len(".gz")] if relative.lower().endswith(".gz") else relative
     return os.path.join(args.output, os.path.splitext(stem)[0] + TARGET_SUFFIX[args.to])
@@ -99,7 +97,7 @@ def _convert_folder(args: argparse.Namespace, out: TextIO) -> int:
     rows: list[tuple[str, str, str, str]] = []  # file, format, entries, result
     for directory, _, files in sorted(os.walk(args.src)):
         for name in sorted(files):
-            if listed(name, (*SUFFIXES, ".jsonl")):
+            if listed(name, FILES):
                 path = os.path.join(directory, name)
                 rows.append(_convert_one(args, path, out))
     converted = sum(1 for row in rows if row[3].startswith("wrote"))
@@ -116,12 +114,13 @@ def _convert_folder(args: argparse.Namespace, out: TextIO) -> int:
 
 def _convert_one(args: argparse.Namespace, path: str, out: TextIO) -> tuple[str, str, str, str]:
     fmt = sniff(path)
-    family = fmt in FOREIGN and args.from_format in FOREIGN  # --from vcrpy reads cassetter's files too
+    # --from vcrpy reads cassetter's files too: the same reader reads both
+    family = args.from_format is not None and by_name(fmt).read == by_name(args.from_format).read
     if args.from_format is not None and fmt != args.from_format and not family:
         print(f"skipped {path}: not a {args.from_format} file", file=sys.stderr)
         return (path, fmt, "-", f"skipped: not {args.from_format}")
     target = _target(args, path)
-    same_kind = fmt == "llmvcr" and args.to.startswith("llmvcr-") and format_of(path) == format_of(target)
+    same_kind = fmt == OWN and by_name(args.to).named_by_suffix and format_of(path) == format_of(target)
     if same_kind and args.from_format is None and args.layout is None:
         return (path, fmt, "-", f"skipped: already {args.to}")
     with warnings.catch_warnings(record=True) as caught:
@@ -137,7 +136,7 @@ def _convert_one(args: argparse.Namespace, path: str, out: TextIO) -> tuple[str,
             print(f"llmvcr: error: {message}", file=sys.stderr)
             return (path, fmt, "-", f"FAILED: {message.removeprefix(path).lstrip(':, ')}")
     left_out = [str(w.message) for w in caught if "left out" in str(w.message)]
-    if left_out and fmt in FOREIGN and os.path.abspath(target) == os.path.abspath(path):
+    if left_out and fmt in in_place() and os.path.abspath(target) == os.path.abspath(path):
         print(
             f"kept {path}: it also holds calls llmvcr does not replay, which vcrpy still needs; "
             f"convert it to another path (llmvcr convert {path} --to {args.to} -o OTHER)",
@@ -184,9 +183,7 @@ def _files(paths: Sequence[str]) -> Iterator[str]:
     for path in paths:
         if os.path.isdir(path):
             for directory, _, files in sorted(os.walk(path)):
-                yield from (
-                    os.path.join(directory, n) for n in sorted(files) if listed(n, (*SUFFIXES, ".jsonl"))
-                )
+                yield from (os.path.join(directory, n) for n in sorted(files) if listed(n, FILES))
         elif os.path.exists(path):
             yield path
         else:
@@ -199,7 +196,7 @@ def cmd_scan(args: argparse.Namespace, out: TextIO) -> int:
     for path in _files(args.paths):
         scanned += 1
         fmt = sniff(path)
-        kind = f" ({fmt} cassette)" if fmt in FOREIGN else ""
+        kind = f" ({fmt} cassette)" if fmt in in_place() else ""
         for number, document in enumerate(_documents(path)):
             where = f"{path}:{number + 1}" if path.lower().endswith(".jsonl") else path + kind
             for tree_path, kind, excerpt in find_secrets(document):

@@ -11,9 +11,9 @@ from typing import Any, TextIO
 
 from ..cassette import Cassette, Entry
 from ..convert import JSON, OPENAI_FINISH, read_call
-from ..convert.vcrpy import FOREIGN
 from ..diff import shorten_pair, structural_diff
 from ..errors import CommandError, LLMVCRError
+from ..formats import OWN, in_place
 from ..storage import load_cassette
 from ..wire import error_message, lookup, model_of, stream_finished
 from .reading import SUFFIXES, cassette_folders, entries, existing, load_any, models, size, sniff
@@ -55,11 +55,11 @@ def _list(roots: list[str], base: str, out: TextIO) -> int:
             path = os.path.join(directory, name)
             fmt = sniff(path)
             try:
-                cassette = load_any(path, fmt) if fmt in FOREIGN else load_cassette(path)
+                cassette = load_any(path, fmt) if fmt in in_place() else load_cassette(path)
                 providers = ", ".join(sorted({e.provider for e in cassette.entries})) or "-"
             except LLMVCRError as err:
-                if fmt not in FOREIGN and fmt != "llmvcr":
-                    kind = "an agentskit cassette" if fmt == "agentskit" else f"a {fmt} cassette"
+                if fmt not in in_place() and fmt != OWN:
+                    kind = f"{'an' if fmt[:1] in 'aeiou' else 'a'} {fmt} cassette"
                     skipped.append(
                         f"{path}: {kind} (llmvcr convert {path} --to llmvcr-yaml -o OUT imports it)"
                     )
@@ -67,7 +67,7 @@ def _list(roots: list[str], base: str, out: TextIO) -> int:
                     skipped.append(str(err))  # names the file, the interaction and what to do
                 continue
             # another recorder's cassette is listed for what llmvcr replays from it, and named
-            kind = f" ({fmt}, read in place)" if fmt in FOREIGN else ""
+            kind = f" ({fmt}, read in place)" if fmt in in_place() else ""
             rows.append(
                 (
                     os.path.relpath(path, base) + kind,

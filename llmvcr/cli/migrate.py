@@ -26,9 +26,11 @@ import warnings
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from ..convert.vcrpy import NoLLMCallsError, foreign_format, from_vcrpy
+from ..convert.vcrpy import NoLLMCallsError, from_vcrpy
 from ..errors import CommandError, LLMVCRError
-from .files import write_as
+from ..foreign import foreign_format
+from ..formats import by_name
+from .files import LLMVCR_TARGETS, write_as
 
 CONFIG_FILES = ("pytest.ini", "setup.cfg", "tox.ini", "pyproject.toml")
 _SKIP_DIRS = frozenset({".git", ".venv", "venv", "node_modules", "__pycache__", ".tox", "cassettes"})
@@ -325,7 +327,8 @@ def _convert(plan: Plan, out: TextIO) -> None:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             cassette = from_vcrpy(path)
-        write_as(cassette, path, "llmvcr-json" if path.lower().endswith(".json") else "llmvcr-yaml")
+        to = next(name for name in LLMVCR_TARGETS if path.lower().endswith(by_name(name).suffixes))
+        write_as(cassette, path, to)
         done += 1
         for warning in caught:
             print(f"  {os.path.relpath(path)}: {' '.join(str(warning.message).split())}", file=out)

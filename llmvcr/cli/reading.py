@@ -1,28 +1,21 @@
-"""Reading any format the command knows: llmvcr, vcrpy/pytest-recording, regista and agentskit files."""
+"""Reading any format the command knows (:data:`llmvcr.formats.FORMATS`), and finding the file named."""
 
 from __future__ import annotations
 
 import os
-import re
 
 from ..cassette import Cassette
-from ..convert.agentskit import from_agentskit
-from ..convert.otel import from_otel
-from ..convert.regista import from_regista_trace
-from ..convert.vcrpy import FOREIGN, NoLLMCallsError, foreign_format, from_vcrpy, read_document
+from ..convert.vcrpy import NoLLMCallsError
 from ..errors import CassetteFormatError, CommandError
+from ..foreign import detect
+from ..formats import OWN, by_name, in_place, known, readable, resolve, suffixes, writable
 from ..options import resolve_path
-from ..storage import load_cassette
 from ..wire import model_of
 
-SOURCES = ("llmvcr", "vcrpy", "cassetter", "langchain-gz", "regista", "agentskit", "otel")
-TARGETS = ("regista", "agentskit", "llmvcr-json", "llmvcr-yaml")
-SUFFIXES = (".yaml", ".yml", ".json", ".yaml.gz", ".yml.gz")
-TARGET_SUFFIX = {"regista": ".jsonl", "agentskit": ".json", "llmvcr-json": ".json", "llmvcr-yaml": ".yaml"}
-_KNOWN = (
-    "llmvcr reads llmvcr cassettes, vcrpy/pytest-recording, cassetter and LangChain (.yaml.gz) "
-    "cassettes, regista traces (.jsonl), agentskit cassettes and OTLP JSON exports of GenAI spans"
-)
+SOURCES = readable()
+TARGETS = writable()
+SUFFIXES = suffixes((OWN, *in_place()))  # cassettes: llmvcr's and those it reads in place
+TARGET_SUFFIX = {name: by_name(name).suffixes[0] for name in TARGETS}
 
 
 def existing(argument: str) -> str:
@@ -81,56 +74,9 @@ def _beside_tests(name: str) -> list[str]:
 
 
 # -- reading any supported format -----------------------------------------------------------------
-_TOP_KEY = re.compile(r"^([A-Za-z_]\w*)\s*:", re.MULTILINE)
-
-
-_CASSETTER = re.compile(
-    r"^\s+body:\s*\n\s+type:\s*(?:json|text|binary|none)\s*$|^\s+recorded_at:", re.MULTILINE
-)
-
-
 def sniff(path: str) -> str:
-    """The format of a file: ``otel`` (OTLP JSON), ``regista`` (.jsonl), ``vcrpy``, ``cassetter`` or
-    ``langchain-gz`` (interactions), ``agentskit`` (chunks), else ``llmvcr``."""
-    try:
-        with open(path, "rb") as f:
-            first = f.read(65536)
-    except OSError:
-        first = b""
-    foreign = foreign_format(first)
-    if foreign == "langchain-gz":
-        return foreign
-    if foreign is not None and _CASSETTER.search(first.decode("utf-8", "replace")):
-        return "cassetter"
-    if path.lower().endswith((".jsonl", ".json")):
-        try:
-            with open(path, "rb") as f:
-                start = f.read(4096)
-        except OSError:
-            start = b""
-        if b'"resourceSpans"' in start or b'"resourceLogs"' in start:
-            return "otel"
-    if path.lower().endswith(".jsonl"):
-        return "regista"
-    if not path.lower().endswith(".json"):
-        # YAML: the top-level keys at the start of the file settle it without parsing it all
-        head = first.decode("utf-8", "replace")
-        keys = set(_TOP_KEY.findall(head))
-        if "interactions" in keys:
-            return "vcrpy"
-        if keys & {"version", "entries", "recorded_with", "seed"}:
-            return "llmvcr"
-
-    try:
-        document = read_document(path)
-    except CassetteFormatError:
-        return "llmvcr"  # unreadable: let the llmvcr loader say precisely why
-    if isinstance(document, dict) and "interactions" in document:
-        return "vcrpy"
-    entries = document.get("entries") if isinstance(document, dict) else None
-    if isinstance(entries, list) and entries and isinstance(entries[0], dict) and "chunks" in entries[0]:
-        return "agentskit"
-    return "llmvcr"
+    """The format of a file (see :data:`llmvcr.formats.FORMATS`); ``llmvcr`` when none claims it."""
+    return detect(path)
 
 
 def load_any(path: str, fmt: str | None = None) -> Cassette:
@@ -151,10 +97,10 @@ def load_any(path: str, fmt: str | None = None) -> Cassette:
                 text.removesuffix("; is this a regista trace?")
                 + f"; is it really a {given} file? leave out --from to detect the format"
             )
-        elif fmt == "llmvcr" and ("not an llmvcr cassette" in text or "top level must be" in text):
-            text += f"; {_KNOWN}, and this is none of them"
+        elif fmt == OWN and ("not an llmvcr cassette" in text or "top level must be" in text):
+            text += f"; {known()}, and this is none of them"
         raise _reworded(err, text) from None
-    if fmt != "llmvcr":
+    if fmt != OWN:
         cassette.path = path
     return cassette
 
@@ -167,15 +113,11 @@ def _reworded(err: CassetteFormatError, text: str) -> CassetteFormatError:
 
 
 def _load(path: str, fmt: str) -> Cassette:
-    if fmt in FOREIGN:
-        return from_vcrpy(path)
-    if fmt == "regista":
-        return from_regista_trace(path)
-    if fmt == "agentskit":
-        return from_agentskit(path)
-    if fmt == "otel":
-        return from_otel(path)
-    return load_cassette(path)
+    spec = by_name(fmt).read
+    if spec is None:  # argparse offers only readable formats
+        raise CommandError(f"llmvcr cannot read {fmt} files; --from takes {', '.join(SOURCES)}")
+    cassette: Cassette = resolve(spec)(path)
+    return cassette
 
 
 def entries(n: int) -> str:

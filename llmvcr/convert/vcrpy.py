@@ -23,8 +23,6 @@ from urllib.parse import urlsplit
 
 from ..cassette import Cassette, Entry
 from ..errors import CassetteFormatError, ConversionWarning
-from ..foreign import add_reader
-from ..foreign import foreign_format as foreign_format  # re-exported: the command line sniffs with it
 from ..http_request import Parsed
 from ..schema import LLMVCR_VERSION
 from ..wire import formats
@@ -35,7 +33,6 @@ from .neutral import JSON
 from .other_calls import other_entry
 
 FORMATS = ("vcrpy", "pydantic-ai", "cassetter", "langchain-gz")  # the layouts from_vcrpy names
-FOREIGN = ("vcrpy", "cassetter", "langchain-gz")  # the formats the command line tells apart
 
 
 class NoLLMCallsError(CassetteFormatError):
@@ -194,6 +191,3 @@ def from_vcrpy(path: str | os.PathLike[str], data: bytes | None = None) -> Casse
     if left_out or notes:
         warnings.warn(f"{path}: " + "; ".join(left_out + notes), ConversionWarning, stacklevel=2)
     return cassette
-
-
-add_reader(("vcrpy", "langchain-gz"), from_vcrpy)  # storage reads these in place through it
