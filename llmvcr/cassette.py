@@ -75,6 +75,7 @@ class Cassette:
         self.metadata: dict[str, Any] = dict(metadata or {})
         # An item is an Entry, or the raw mapping it was loaded from until first use.
         self._items: list[Entry | Mapping[str, Any]] = []
+        self._checked: dict[int, Entry] = {}  # position -> the entry checking the file built from its mapping
         self._index: dict[str, list[int]] = {}
         self._plays: list[int] = []
         self._lock = threading.Lock()
@@ -86,6 +87,12 @@ class Cassette:
         self._index.setdefault(request_hash, []).append(len(self._items))
         self._items.append(raw)
         self._plays.append(0)
+
+    def add_checked(self, raw: Mapping[str, Any], entry: Entry) -> None:
+        """Add a loaded entry's mapping with the entry checking it built: that entry serves (nothing
+        is built twice) and the mapping is what a rewrite writes until then, as for ``add_raw``."""
+        self._checked[len(self._items)] = entry
+        self.add_raw(raw, entry.request_hash)
 
     def append(self, entry: Entry) -> int:
         """Add an entry at the end; returns its position."""
@@ -99,6 +106,7 @@ class Cassette:
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
+            self._checked.clear()
             self._index.clear()
             self._plays.clear()
 
@@ -113,7 +121,7 @@ class Cassette:
         item = self._items[position]
         if isinstance(item, Entry):
             return item
-        entry = entry_from_mapping(item, self.path, position)
+        entry = self._checked.pop(position, None) or entry_from_mapping(item, self.path, position)
         self._items[position] = entry
         return entry
 
@@ -196,8 +204,9 @@ class Cassette:
         dropped = len(self._items) - len(keep)
         items = [self._items[i] for i in keep]
         plays = [self._plays[i] for i in keep]
+        checked = {new: self._checked[old] for new, old in enumerate(keep) if old in self._checked}
         with self._lock:
-            self._items, self._plays, self._index = [], [], {}
+            self._items, self._plays, self._index, self._checked = [], [], {}, checked
             for item, plays_n in zip(items, plays, strict=False):
                 h = item.request_hash if isinstance(item, Entry) else str(item.get("request_hash"))
                 self._index.setdefault(h, []).append(len(self._items))

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import warnings
@@ -39,6 +40,7 @@ def format_of(path: str) -> str:
 
 
 Stale = dict[int, str]  # position -> the hash its request reads as now, for each hand-edited entry
+Built = tuple[list[Any], list[Entry]]  # the entries' mappings (unpacked) and the entries checking built
 
 
 def parse_document(data: bytes, path: str, *, counted: bool = True, cached: bool = True) -> dict[str, Any]:
@@ -57,12 +59,22 @@ def parse_checked(
     reading many one-off texts), so a file loaded again costs the parse cache's read only. A file
     with a wrong-typed field or cut short is refused here, before anything can serve or rewrite it.
     """
+    document, stale, _ = _parse_checked(data, path, counted=counted, cached=cached)
+    return document, stale
+
+
+def _parse_checked(
+    data: bytes, path: str, *, counted: bool = True, cached: bool = True
+) -> tuple[dict[str, Any], Stale, Built | None]:
+    """:func:`parse_checked`, with the entries its check built when the bytes were checked now
+    (None when the parse cache answered): a cassette loaded from them serves those, not rebuilt ones."""
     foreign = foreign_format(data[:65536])
     if foreign is not None:  # never parsed as an empty llmvcr cassette, never written over
         raise _foreign(path, foreign)
+    built: list[Built] = []
 
     def check(text: bytes) -> dict[str, Any]:  # once per cache miss
-        return _checked(text, path, counted)
+        return _checked(text, path, counted, built)
 
     try:
         found = ParseCache(cache_folder_for(path)).load(data, check) if cached else check(data)
@@ -92,7 +104,7 @@ def parse_checked(
     document: dict[str, Any] = found["document"]
     if counted:  # a cached result was counted when stored; this costs nothing and trusts nothing
         check_count(document, path)
-    return document, {position: fresh for position, fresh in found["stale"]}
+    return document, {position: fresh for position, fresh in found["stale"]}, built[-1] if built else None
 
 
 def _well_formed(found: Any) -> bool:
@@ -104,8 +116,9 @@ def _well_formed(found: Any) -> bool:
     )
 
 
-def _checked(data: bytes, path: str, counted: bool) -> dict[str, Any]:
-    """What the parse cache keeps for ``data``: the document, checked whole, and its stale hashes."""
+def _checked(data: bytes, path: str, counted: bool, built: list[Built] | None = None) -> dict[str, Any]:
+    """What the parse cache keeps for ``data``: the document, checked whole, and its stale hashes;
+    the entries built to check it are appended to ``built``."""
     if format_of(path) == "json":
         document = check_nesting(exactjson.loads(data), path)
     else:
@@ -122,11 +135,15 @@ def _checked(data: bytes, path: str, counted: bool) -> dict[str, Any]:
     if document.get("version") == LINEAR_VERSION:
         entries = unpack(entries, path)
     stale = []
+    checked = []
     for position, raw in enumerate(entries):
         entry = entry_from_mapping(raw, path, position)  # a wrong-typed field is refused at load
+        checked.append(entry)
         fresh = default_request_hash(entry.request.normalised())
         if fresh != entry.request_hash and not entry.hashed_as_sent:
             stale.append([position, fresh])
+    if built is not None:
+        built.append((entries, checked))
     return {"document": document, "stale": stale}
 
 
@@ -152,16 +169,22 @@ def refuse_foreign(path: str) -> None:
         raise _foreign(path, fmt)
 
 
-def cassette_from_document(document: dict[str, Any], path: str, stale: Stale | None = None) -> Cassette:
-    """The cassette a checked document holds (see :func:`parse_checked`).
+def cassette_from_document(
+    document: dict[str, Any], path: str, stale: Stale | None = None, *, built: Built | None = None
+) -> Cassette:
+    """The cassette a checked document holds (see :func:`parse_checked`); ``built``: its entries as
+    checking the document built them, served as they are (else each is built when first served).
 
     An entry edited by hand (``stale``: its stored ``request_hash`` no longer fits its request) is
     indexed by its request as it reads now, never by the old hash, so a copied entry with a new
     prompt answers that prompt and never a second call of the one it was copied from. An
     ``EditedCassetteWarning`` names the entries and ``llmvcr rehash``, which stores the new hashes.
     """
-    entries = check_header(document, path)
-    entries = unpack(entries, path) if document.get("version") == LINEAR_VERSION else entries
+    if built is None:
+        entries = check_header(document, path)
+        entries = unpack(entries, path) if document.get("version") == LINEAR_VERSION else entries
+    else:
+        entries = built[0]
     seed = document.get("seed")
     cassette = Cassette(
         path,
@@ -175,7 +198,12 @@ def cassette_from_document(document: dict[str, Any], path: str, stale: Stale | N
         fresh = stale.get(position)
         if fresh is not None:
             raw = {**raw, "request_hash": fresh}  # a new mapping: the parsed document stays as read
-        cassette.add_raw(raw, raw["request_hash"])
+        if built is None:
+            cassette.add_raw(raw, raw["request_hash"])
+        else:
+            entry = built[1][position]
+            entry = entry if fresh is None else dataclasses.replace(entry, request_hash=fresh)
+            cassette.add_checked(raw, entry)
     cassette.loaded_count = len(cassette)
     if stale:
         shown = ", ".join(str(i) for i in sorted(stale)[:10]) + (", ..." if len(stale) > 10 else "")
@@ -200,7 +228,7 @@ def load_cassette(path: str | os.PathLike[str]) -> Cassette:
     path = os.fspath(path)
     data = read_cassette(path)
     try:
-        document, stale = parse_checked(data, path)
+        document, stale, built = _parse_checked(data, path)
     except ForeignCassetteError as err:  # vcrpy, cassetter, LangChain: read in place
         read = reader_for(foreign_format(data[:65536]) or "vcrpy")
         if read is None:  # no importer loaded: the error says how to convert it
@@ -210,7 +238,7 @@ def load_cassette(path: str | os.PathLike[str]) -> Cassette:
         cassette.read_only = str(err)
         cassette.loaded_count = len(cassette)
         return cassette
-    return cassette_from_document(document, path, stale)
+    return cassette_from_document(document, path, stale, built=built)
 
 
 def validate(cassette: Cassette) -> None:

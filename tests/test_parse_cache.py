@@ -437,6 +437,36 @@ def test_on_ci_a_fresh_checkouts_cache_is_read_but_not_written(
     assert parse.calls == 3
 
 
+def test_on_ci_an_empty_cache_folder_is_not_looked_up(
+    tmp_path: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a fresh checkout's folder holds nothing and this run writes nothing there: hashing every
+    # cassette's bytes to look for an entry would only ever miss
+    monkeypatch.setenv("CI", "true")
+    looked: list[bytes] = []
+    monkeypatch.setattr(ParseCache, "entry_path", lambda self, data: looked.append(data) or "")
+    cache, parse = ParseCache(os.path.join(str(tmp_path), "fresh")), Counting()
+    data = b"version: 1\nentries: []\n"
+    assert cache.load(data, parse) == cache.load(data, parse) == {"version": 1, "entries": []}
+    assert parse.calls == 2
+    assert looked == []
+
+
+def test_on_ci_an_entry_another_run_left_is_still_read(
+    tmp_path: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = os.path.join(str(tmp_path), "left")
+    data = b"version: 1\nentries: []\n"
+    entry = ParseCache(folder).entry_path(data)
+    os.makedirs(os.path.dirname(entry))
+    with open(entry, "wb") as f:  # what a run without CI set wrote there before
+        f.write(b'{"version": 1, "entries": []}')
+    monkeypatch.setenv("CI", "true")
+    cache, parse = ParseCache(folder), Counting()
+    assert cache.load(data, parse) == {"version": 1, "entries": []}
+    assert parse.calls == 0
+
+
 def test_on_ci_a_cache_a_finished_run_left_is_written(
     tmp_path: object, monkeypatch: pytest.MonkeyPatch
 ) -> None:

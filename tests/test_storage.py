@@ -398,3 +398,41 @@ def test_a_vcrpy_cassette_is_never_read_as_empty_nor_written_over(tmp_path: Path
         with llmvcr.use_cassette(path, record_mode="all"):
             pass
     assert path.read_bytes() == before  # the user's recordings are untouched
+
+
+def test_a_first_load_serves_the_entries_its_check_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every entry is built to check the file when its bytes are new; those entries serve, none is built twice."""
+    monkeypatch.setenv("LLMVCR_STATE_DIR", str(tmp_path / "state"))  # new bytes: parsed and checked now
+    path = tmp_path / "c.yaml"
+    path.write_bytes(GOOD)
+    built: list[llmvcr.Entry] = []
+    check = llmvcr.storage.entry_from_mapping
+
+    def counted(raw: Any, where: str, position: int) -> llmvcr.Entry:
+        built.append(check(raw, where, position))
+        return built[-1]
+
+    monkeypatch.setattr(llmvcr.storage, "entry_from_mapping", counted)
+    cassette = llmvcr.load_cassette(path)
+    assert len(built) == len(cassette) > 0
+
+    def never(*args: Any) -> llmvcr.Entry:
+        raise AssertionError("an entry was built again")
+
+    monkeypatch.setattr(llmvcr.cassette, "entry_from_mapping", never)
+    assert all(cassette.entry(i) is built[i] for i in range(len(cassette)))
+    monkeypatch.undo()
+    monkeypatch.setenv("LLMVCR_STATE_DIR", str(tmp_path / "state"))
+    again = llmvcr.load_cassette(path)  # from the parse cache: each entry built when first served
+    assert again.entries == cassette.entries
+
+
+def test_an_unserved_entry_of_a_first_load_is_written_as_its_file_holds_it(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_bytes(GOOD)
+    cassette = llmvcr.load_cassette(path)
+    llmvcr.save_cassette(path, cassette)
+    assert llmvcr.load_cassette(path).entries == cassette.entries
+    assert yaml.safe_load(path.read_bytes())["entries"] == yaml.safe_load(GOOD)["entries"]
