@@ -17,9 +17,8 @@ from __future__ import annotations
 import importlib
 from typing import Any, NamedTuple
 
-OWN = (
-    "llmvcr"  # llmvcr's own cassettes: what a file no sniff claims is read as (its loader names the problem)
-)
+# llmvcr's own cassettes: what a file no sniff claims is read as (its loader names the problem)
+OWN = "llmvcr"
 _CONVERTERS = "llmvcr.convert."  # where the converters the package exports by name live
 
 
@@ -33,12 +32,10 @@ class Format(NamedTuple):
     sniff: str | None  # "module:function", (Head) -> bool, from the first bytes (or top-level keys)
     read: str | None  # "module:function", (path) -> Cassette
     write: str | None  # "module:function", (cassette, path) -> the path written
-    in_place: bool = (
-        False  # another recorder's cassette: read in place by storage and `ls`, never written over
-    )
-    named_by_suffix: bool = (
-        False  # llmvcr tells it by the file's extension, so a file written in it needs one
-    )
+    # another recorder's cassette: read in place by storage and `ls`, never written over
+    in_place: bool = False
+    # llmvcr tells it by the file's extension, so a file written in it needs one
+    named_by_suffix: bool = False
 
 
 _VCRPY = "llmvcr.convert.vcrpy:from_vcrpy"  # reads every layout built on vcrpy's interactions
