@@ -31,6 +31,28 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     return not any(a == FRAMEWORKS or FRAMEWORKS in a.parents for a in asked)
 
 
+SLOW_SECONDS = 2.0  # a test this long alone is marked slow (pyproject's markers), so the README's
+_unmarked_slow: list[tuple[float, str]] = []  # command (-m "not slow") stays a short wait
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Note a test that took SLOW_SECONDS or more without the ``slow`` mark (under xdist too)."""
+    if report.when == "call" and report.duration >= SLOW_SECONDS and "slow" not in report.keywords:
+        _unmarked_slow.append((report.duration, report.nodeid))
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Name the unmarked slow tests, so a new one is marked rather than lengthening the README's run."""
+    if not _unmarked_slow:
+        return
+    terminalreporter.write_line(
+        f"{len(_unmarked_slow)} test(s) took {SLOW_SECONDS:g} s or more without @pytest.mark.slow "
+        "(mark them if they do on a quiet machine):"
+    )
+    for seconds, nodeid in sorted(_unmarked_slow, reverse=True)[:10]:
+        terminalreporter.write_line(f"  {seconds:.1f}s {nodeid}")
+
+
 ANTHROPIC_SENTINEL = "sk-ant-api03-SENTINEL-anthropic-key-0123456789"
 OPENAI_SENTINEL = "sk-proj-SENTINEL-openai-key-0123456789abcdef"
 

@@ -90,6 +90,7 @@ def snapshot(root: Path) -> dict[str, bytes]:
     }
 
 
+@pytest.mark.slow
 def test_ci_never_records_a_missing_cassette(inner: pytest.Pytester, server: Any) -> None:
     inner.makepyfile(
         test_new=HEADER
@@ -116,6 +117,7 @@ def test_not_recorded_yet():
     assert (inner.path / "cassettes" / "test_new" / "test_not_recorded_yet.yaml").exists()
 
 
+@pytest.mark.slow
 def test_ci_refuses_llm_calls_outside_a_cassette_but_not_other_services(inner: pytest.Pytester) -> None:
     inner.makepyfile(
         test_mixed=HEADER
@@ -131,6 +133,7 @@ def test_llm_outside_a_cassette():
 
 
 @pytest.mark.parametrize("value", ["false", "0", "no", ""])
+@pytest.mark.slow
 def test_ci_values_that_mean_not_ci(inner: pytest.Pytester, value: str) -> None:
     inner.makepyfile(
         test_local=HEADER
@@ -147,6 +150,7 @@ def test_llm_to_a_remote_host_is_not_refused_by_llmvcr():
     run(inner, ci=value).assert_outcomes(passed=2)
 
 
+@pytest.mark.slow
 def test_block_network_flag_also_refuses_sockets_and_allows_hosts_by_name(inner: pytest.Pytester) -> None:
     inner.makepyfile(
         test_block=HEADER
@@ -166,6 +170,7 @@ def test_llm_call_to_an_allowed_name_is_not_refused():
     )
 
 
+@pytest.mark.slow
 def test_pytest_recording_tests_pass_under_ci(inner: pytest.Pytester, server: Any) -> None:
     inner.makepyfile(
         test_vcr=HEADER
@@ -186,6 +191,7 @@ def test_still_on_pytest_recording():
     assert server.request_count == before  # vcrpy answered it, and llmvcr let it
 
 
+@pytest.mark.slow
 def test_a_replay_run_changes_no_file_and_recording_leaves_no_lock_files(inner: pytest.Pytester) -> None:
     inner.makepyfile(
         test_quiet=HEADER
@@ -224,6 +230,7 @@ def test_new_files_follow_the_umask_and_a_rewritten_file_keeps_its_mode(tmp_path
         os.umask(old)
 
 
+@pytest.mark.slow
 def test_a_divergence_shows_the_diff_not_llmvcrs_internals(inner: pytest.Pytester) -> None:
     inner.makepyfile(
         test_div=HEADER
@@ -253,6 +260,7 @@ def test_prompt():
     assert "anthropic/_base_client.py" in full.stdout.str()
 
 
+@pytest.mark.slow
 def test_ci_and_the_record_mode_flag_reach_cassettes_a_test_opens_itself(
     inner: pytest.Pytester, server: Any
 ) -> None:
@@ -281,6 +289,7 @@ def test_explicit_mode_wins():
     assert (inner.path / "cassettes" / "direct.yaml").exists()
 
 
+@pytest.mark.slow
 def test_a_whole_project_recorded_locally_replays_on_ci_and_changes_no_file(
     inner: pytest.Pytester, server: Any
 ) -> None:
@@ -347,6 +356,7 @@ def project(root: Path) -> dict[str, bytes]:
     return {k: v for k, v in snapshot(root).items() if not k.startswith(".pytest_cache")}
 
 
+@pytest.mark.slow
 def test_a_service_allowed_by_name_is_reached_though_it_resolves_outside_loopback(
     inner: pytest.Pytester,
 ) -> None:
@@ -368,6 +378,7 @@ socket.getaddrinfo = _hosts
     refused.stdout.fnmatch_lines(["*NetworkBlockedError: *test_talks_to_a_service: a connection to*"])
 
 
+@pytest.mark.slow
 def test_the_ci_refusal_of_an_unmarked_call_gives_advice_that_works_as_printed(
     inner: pytest.Pytester,
 ) -> None:

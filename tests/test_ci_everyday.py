@@ -56,6 +56,7 @@ def changed_lines(before: str, after: str) -> list[str]:
     ]
 
 
+@pytest.mark.slow
 def test_re_recording_one_test_is_the_command_the_error_gives(inner: pytest.Pytester, server: Any) -> None:
     inner.makepyfile(
         test_chat=HEADER
@@ -96,6 +97,7 @@ def test_y():
     )
 
 
+@pytest.mark.slow
 def test_a_hand_edited_prompt_replays_with_a_warning_naming_the_file(inner: pytest.Pytester) -> None:
     inner.makepyfile(
         test_edit=HEADER
@@ -129,6 +131,7 @@ def test_prompt():
     assert "edited by hand" not in again.stdout.str()
 
 
+@pytest.mark.slow
 def test_prose_about_keys_replays_as_sent_and_a_wrong_path_spelling_is_refused(
     inner: pytest.Pytester, server: Any
 ) -> None:
@@ -173,6 +176,7 @@ def test_wrong_spelling():
     pytest_run(inner, "-k", "not wrong", CI="true").assert_outcomes(passed=1, deselected=1)
 
 
+@pytest.mark.slow
 def test_re_recording_an_unchanged_stream_changes_no_line_of_the_cassette(inner: pytest.Pytester) -> None:
     inner.makepyfile(
         test_stream=HEADER
@@ -195,6 +199,7 @@ def test_stream():
     pytest_run(inner, "--llmvcr-record-mode=none").assert_outcomes(passed=1)
 
 
+@pytest.mark.slow
 def test_the_summary_under_xdist_names_the_cassettes_to_prune_and_prune_reads_the_run(
     inner: pytest.Pytester,
 ) -> None:
@@ -226,6 +231,7 @@ def test_word(word):
     pytest_run(inner, SHORT="1", CI="true").stdout.fnmatch_lines(["*0 unplayed entries*"])
 
 
+@pytest.mark.slow
 def test_the_command_finds_the_tests_cassettes_and_reads_them_right(
     inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -284,6 +284,7 @@ def test_b():
 """
 
 
+@pytest.mark.slow
 def test_the_pytest_plugin_records_plays_for_prune(
     pytester: pytest.Pytester,
     server: Any,
@@ -426,6 +427,7 @@ def test_chat():
 """
 
 
+@pytest.mark.slow
 def test_a_pytest_recording_suite_migrates_in_one_command(
     pytester: pytest.Pytester,
     server: Any,

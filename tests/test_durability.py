@@ -150,6 +150,7 @@ def run_writers(path: Path, server: Any, workers: list[str], n: int, run_id: str
 
 
 @pytest.mark.parametrize("suffix", [".yaml", ".json"])
+@pytest.mark.slow
 def test_record_mode_all_replaces_once_per_run_then_merges_parallel_writers(
     tmp_path: Path, server: Any, anthropic_client: Any, suffix: str
 ) -> None:

@@ -133,6 +133,7 @@ def _load_cassette(path: Path, n: int) -> None:
     assert len(cassette) == n
 
 
+@pytest.mark.slow
 def test_ten_thousand_calls_across_threads_and_tasks(tmp_path: Path, server: Any) -> None:
     n = 10_000
     path = tmp_path / "load.json"

@@ -48,6 +48,7 @@ def test_every_registered_name_has_a_simulated_release() -> None:
 
 
 @pytest.mark.parametrize(("family", "key"), CASES, ids=[f"{f}:{k}" for f, k in CASES])
+@pytest.mark.slow
 def test_a_release_renaming_the_name_gives_the_declared_outcome(
     family: str, key: str, before: dict[str, Any], tmp_path: Path
 ) -> None:

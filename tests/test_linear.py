@@ -89,6 +89,7 @@ def test_an_agent_loop_is_stored_once_and_replays_the_same(
     assert server.request_count == len(sent)  # replayed without a call
 
 
+@pytest.mark.slow
 def test_it_grows_linearly_and_is_smaller_than_the_full_layout(tmp_path: Path, anthropic_client: Any) -> None:
     sizes = {}
     for layout in ("linear", "full"):
@@ -102,6 +103,7 @@ def test_it_grows_linearly_and_is_smaller_than_the_full_layout(tmp_path: Path, a
     assert yaml.safe_load((tmp_path / "full-5.yaml").read_text())["version"] == 1
 
 
+@pytest.mark.slow
 def test_a_change_to_turn_3_changes_only_the_lines_that_changed(
     tmp_path: Path, anthropic_client: Any
 ) -> None:

@@ -188,6 +188,7 @@ def test_without_placeholder(anthropic_client):
 
 
 @pytest.mark.parametrize("order", ["with-first", "without-first"])
+@pytest.mark.slow
 def test_a_tests_placeholder_never_reaches_the_next_test(
     pytester: pytest.Pytester, anthropic_client: Any, order: str
 ) -> None:

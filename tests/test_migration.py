@@ -49,6 +49,7 @@ def test_one():
 """
 
 
+@pytest.mark.slow
 def test_a_stale_pytest_recording_cassette_still_passes_and_the_drift_is_reported(
     inner: pytest.Pytester, server: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -83,6 +84,7 @@ def test_a_stale_pytest_recording_cassette_still_passes_and_the_drift_is_reporte
     assert cassette.read_text().startswith("interactions:")  # never written over
 
 
+@pytest.mark.slow
 def test_a_converted_cassette_keeps_its_recorded_matching_until_re_recorded(
     inner: pytest.Pytester, server: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -113,6 +115,7 @@ def test_a_converted_cassette_keeps_its_recorded_matching_until_re_recorded(
     strict.stdout.fnmatch_lines(["*ReplayDivergence*", "*max_tokens: recorded 64 != live 65*"])
 
 
+@pytest.mark.slow
 def test_the_match_on_of_the_projects_vcr_config_is_how_its_cassettes_are_matched(
     inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -174,6 +177,7 @@ def test_custom(text):
 """
 
 
+@pytest.mark.slow
 def test_pytest_recordings_file_is_found_for_every_test_id(
     inner: pytest.Pytester, server: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -200,6 +204,7 @@ def test_pytest_recordings_file_is_found_for_every_test_id(
     assert sorted(str(p.relative_to(inner.path)) for p in inner.path.rglob("*.yaml")) == recorded
 
 
+@pytest.mark.slow
 def test_what_tests_read_from_vcr_is_on_the_llmvcr_cassette(
     inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -284,6 +289,7 @@ CHECK = """
 """
 
 
+@pytest.mark.slow
 def test_llmvcr_migrate_shows_a_diff_then_rewrites_and_every_test_still_passes(
     inner: pytest.Pytester, server: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -57,6 +57,7 @@ def test_supported_range_is_the_same_in_pyproject_readme_and_tox() -> None:
     assert "python_requires" not in PROJECT and PROJECT["requires-python"] == ">=3.10"
 
 
+@pytest.mark.slow
 def test_a_wheel_ships_py_typed_and_runs_the_demo_from_anywhere(tmp_path: Path) -> None:
     import subprocess
     import sys

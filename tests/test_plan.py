@@ -69,6 +69,7 @@ def test_the_plan_replays_only_and_groups_every_stale_cassette_by_cause_with_its
     )
 
 
+@pytest.mark.slow
 def test_llmvcr_plan_is_the_same_run_from_the_command_line(suite: pytest.Pytester) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "llmvcr", "plan", "-p", "no:recording", "-k", "case02 or case04"],

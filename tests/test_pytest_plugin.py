@@ -33,6 +33,7 @@ def run(p: pytest.Pytester, *args: str) -> pytest.RunResult:
     return p.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:recording", *args, timeout=120)
 
 
+@pytest.mark.slow
 def test_marker_records_then_replays_offline(inner: pytest.Pytester, server: Any) -> None:
     inner.makepyfile(
         test_chat=HEADER
@@ -67,6 +68,7 @@ def test_param(word, llmvcr_cassette):
     )
 
 
+@pytest.mark.slow
 def test_config_fixture_and_dir_flag(inner: pytest.Pytester, tmp_path: Path) -> None:
     inner.makeconftest("""
 import pytest
@@ -98,6 +100,7 @@ def test_seq():
     run(inner, f"--llmvcr-dir={target}", "--llmvcr-record-mode=none").assert_outcomes(passed=1)
 
 
+@pytest.mark.slow
 def test_missing_cassette_in_none_mode_fails_fast(inner: pytest.Pytester) -> None:
     inner.makepyfile(
         test_none=HEADER
@@ -120,6 +123,7 @@ def test_nothing_recorded():
     assert not (inner.path / "cassettes").exists()
 
 
+@pytest.mark.slow
 def test_marked_test_with_no_cassette_and_no_call_passes_as_under_pytest_recording(
     inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -137,6 +141,7 @@ def test_no_call(llmvcr_cassette):
     assert not (inner.path / "cassettes").exists()
 
 
+@pytest.mark.slow
 def test_block_network_fails_at_once_naming_the_test(inner: pytest.Pytester) -> None:
     inner.makepyfile(
         test_block=HEADER
@@ -162,6 +167,7 @@ def test_loopback_is_allowed():
     result.assert_outcomes(passed=3)
 
 
+@pytest.mark.slow
 def test_ci_refuses_llm_calls_not_sockets(inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CI", "true")
     inner.makepyfile(
@@ -181,6 +187,7 @@ def test_sockets_are_not_llmvcrs_business():
     run(inner).assert_outcomes(passed=2)
 
 
+@pytest.mark.slow
 def test_xdist_workers_share_one_cassette_without_losing_entries(inner: pytest.Pytester, server: Any) -> None:
     inner.makepyfile(
         test_many=HEADER
@@ -203,6 +210,7 @@ def test_write(i):
     assert not list(shared.glob(".llmvcr-tmp-*"))
 
 
+@pytest.mark.slow
 def test_beside_pytest_recording(inner: pytest.Pytester) -> None:
     inner.makepyfile(
         test_both=HEADER
@@ -242,6 +250,7 @@ def test_cassette_names_are_sanitised(nodeid: str, expected: str) -> None:
     assert cassette_name(node) == expected
 
 
+@pytest.mark.slow
 def test_plugin_is_registered_through_the_pytest11_entry_point(inner: pytest.Pytester) -> None:
     import importlib.metadata
 
@@ -258,6 +267,7 @@ def test_marker_known(pytestconfig):
     run(inner, "--strict-markers").assert_outcomes(passed=1)
 
 
+@pytest.mark.slow
 def test_marker_options_beat_module_config_beat_conftest(inner: pytest.Pytester) -> None:
     inner.makeconftest("""
 import pytest
@@ -314,6 +324,7 @@ def test_marker_wins(llmvcr_cassette):
         del os.environ["RUN"]
 
 
+@pytest.mark.slow
 def test_summary_counts_unplayed_entries_and_the_tokens_saved(inner: pytest.Pytester, server: Any) -> None:
     from llmvcr.usage import tokens_of
 
@@ -351,6 +362,7 @@ def test_two_calls():
     )
 
 
+@pytest.mark.slow
 def test_beside_pytest_recording_both_replay_offline(inner: pytest.Pytester, server: Any) -> None:
     inner.makepyfile(
         test_both=HEADER
@@ -378,6 +390,7 @@ def test_llm():
     assert server.request_count == before  # each served its own test from its own cassette
 
 
+@pytest.mark.slow
 def test_an_sdk_on_legacy_httpx_imported_after_start_is_recorded_under_the_guard(
     inner: pytest.Pytester,
 ) -> None:
@@ -402,6 +415,7 @@ def test_blocked_outside_a_cassette():
     run(inner, "--llmvcr-block-network").assert_outcomes(passed=2)
 
 
+@pytest.mark.slow
 def test_the_summary_under_xdist_adds_up_the_workers(inner: pytest.Pytester, server: Any) -> None:
     inner.makepyfile(
         test_par=HEADER
@@ -420,6 +434,7 @@ def test_word(word):
     )
 
 
+@pytest.mark.slow
 def test_a_divergence_names_the_test_to_re_record_and_its_cassette_is_not_offered_to_prune(
     inner: pytest.Pytester,
 ) -> None:

@@ -73,6 +73,7 @@ def test_the_corpus_is_real_and_covers_every_call_shape() -> None:
 
 
 @pytest.mark.parametrize("how", ["converted", "in_place"])
+@pytest.mark.slow
 def test_every_real_call_replays_equal(how: str, tmp_path: Path, no_network: list[Any]) -> None:
     rows = [row for source in FILES for row in replay_file(source, how, tmp_path)]
     equal = sum(1 for row in rows if row[1])
@@ -118,6 +119,7 @@ def test_no_write_reaches_a_foreign_cassette(source: Path, tmp_path: Path) -> No
     assert target.read_bytes() == before
 
 
+@pytest.mark.slow
 def test_the_pytest_marker_reads_a_vcrpy_cassette_in_place(
     pytester: pytest.Pytester, monkeypatch: Any, server: Any
 ) -> None:

@@ -61,6 +61,7 @@ def passing(folder: Path, *args: str, ci: bool = False) -> set[str]:
 
 
 @pytest.mark.parametrize("project", PROJECTS)
+@pytest.mark.slow
 def test_every_test_that_passed_under_pytest_recording_passes_on_llmvcr(
     project: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

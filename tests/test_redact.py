@@ -371,6 +371,7 @@ def test_redact_keep_lets_key_shaped_text_that_is_not_a_key_through(
         llmvcr.use_cassette("x", redact_keep=["("])
 
 
+@pytest.mark.slow
 def test_a_key_never_reaches_a_seed_a_file_name_or_a_parameter_id(
     cassette_dir: Path, anthropic_client: Any, pytester: pytest.Pytester, server: Any
 ) -> None:

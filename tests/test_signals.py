@@ -148,6 +148,7 @@ def run_once(
 
 
 @pytest.mark.parametrize("fmt", ["yaml", "json"])
+@pytest.mark.slow
 def test_signal_storm_loses_nothing_and_never_hangs(tmp_path: Path, recorder: Recorder, fmt: str) -> None:
     seed = int(os.environ.get("LLMVCR_SIGNAL_SEED", random.randrange(2**32)))
     rng = random.Random(f"{seed}-{fmt}")

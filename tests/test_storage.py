@@ -116,6 +116,7 @@ CRASHER = textwrap.dedent("""
 
 
 @pytest.mark.parametrize("how", ["sigterm", "sigkill", "keyboardinterrupt"])
+@pytest.mark.slow
 def test_killed_recording_keeps_every_entry(tmp_path: Path, server: Any, how: str) -> None:
     script = tmp_path / "crash.py"
     script.write_text(CRASHER)

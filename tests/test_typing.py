@@ -80,6 +80,7 @@ def mypy(installed: Path, folder: Path, name: str) -> subprocess.CompletedProces
     )
 
 
+@pytest.mark.slow
 def test_a_user_test_file_passes_mypy_strict(installed: Path, tmp_path: Path) -> None:
     (tmp_path / "test_user.py").write_text(USER_FILE)
     result = mypy(installed, tmp_path, "test_user.py")

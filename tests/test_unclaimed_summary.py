@@ -41,6 +41,7 @@ def run(p: pytest.Pytester, *args: str) -> pytest.RunResult:
     return p.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:recording", *args, timeout=120)
 
 
+@pytest.mark.slow
 def test_the_pytest_summary_counts_calls_that_went_out_unrecorded(inner: pytest.Pytester) -> None:
     recorded = run(inner, "--llmvcr-no-block-network")
     recorded.assert_outcomes(passed=2)
@@ -54,6 +55,7 @@ def test_the_pytest_summary_counts_calls_that_went_out_unrecorded(inner: pytest.
     )
 
 
+@pytest.mark.slow
 def test_the_pytest_summary_is_quiet_when_every_call_was_claimed(inner: pytest.Pytester) -> None:
     inner.makepyfile(test_user=USER_TESTS.replace("httpx2.get(", "pass  # "))
     result = run(inner, "--llmvcr-no-block-network")
@@ -61,6 +63,7 @@ def test_the_pytest_summary_is_quiet_when_every_call_was_claimed(inner: pytest.P
     assert "unrecorded" not in result.stdout.str()
 
 
+@pytest.mark.slow
 def test_a_replay_only_run_refuses_them_so_none_is_counted(inner: pytest.Pytester, server: Any) -> None:
     run(inner, "--llmvcr-no-block-network").assert_outcomes(passed=2)
     before = server.request_count

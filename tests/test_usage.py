@@ -88,6 +88,7 @@ def test_usage_and_cost_per_test_in_the_summary_and_the_json(inner: pytest.Pytes
     )
 
 
+@pytest.mark.slow
 def test_without_the_prices_extra_dollars_are_omitted_with_one_line_saying_how(
     inner: pytest.Pytester,
 ) -> None:
