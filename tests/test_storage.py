@@ -269,6 +269,7 @@ def test_fuzz_random_bytes(data: bytes) -> None:
     _check(data, "fuzz.json")
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(json_trees)
 def test_fuzz_random_trees(tree: Any) -> None:
