@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from . import _active, _pytest_recording, pytest_fresh
+from . import _active, _pytest_recording, providers, pytest_fresh
 from ._cassette_names import cassette_name as cassette_name
 from ._cassette_names import cassette_path as cassette_path
 from ._cassette_names import legacy_cassette_name as legacy_cassette_name
@@ -98,6 +98,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "llmvcr(name=None, **options): record/replay this test's LLM calls in "
         "cassettes/<module>/<test>.yaml; options as for llmvcr.use_cassette",
     )
+    providers.watch_imports()  # wrapt's import hook in place before any test (see watch_imports)
     stats = RunSummary()
     config.stash[_STATS] = stats
     _active.add_listener(stats.on_session)

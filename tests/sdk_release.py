@@ -501,6 +501,7 @@ def check_release(family: str, key: str, before: dict[str, Any], folder: Path) -
     erring = ERRING.get(family, set()) if internal.outcome == _internals.ERROR else set()
     for what in ("record", "before", *(("replay",) if "open" not in target["replay"] else ())):
         for name, value in expected.items():
+            assert name in target[what], (what, name, target)  # every call shape got an answer or an error
             got = target[what][name]
             if name in erring:  # one clear error at the call, naming package, version, name and remedy
                 assert got[0] == "SDKChangedError", (what, name, got)

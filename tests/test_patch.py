@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import gc
+import os
+from pathlib import Path
 from typing import Any
 
 import httpx2
+import pytest
 import userlib
 import wrapt
 
@@ -169,3 +172,57 @@ def test_a_funnel_that_is_not_there_is_said_once_and_harms_no_cassette(anthropic
     finally:
         unregister_provider(provider.name)
     assert not installed()
+
+
+NESTED_SUITE = '''
+import os, sys
+import llmvcr
+from sdk_release import calls_for
+
+pytest_plugins = ["pytester"]
+URLS = {"http": os.environ["LLM_URL"], "ws": os.environ["WS_URL"]}
+
+
+def test_a_nested_run_records_a_chat_call(pytester):
+    pytester.makepyfile(test_inner="""
+import os
+import llmvcr
+from sdk_release import calls_for
+def test_it(tmp_path):
+    urls = {"http": os.environ["LLM_URL"], "ws": os.environ["WS_URL"]}
+    with llmvcr.use_cassette(str(tmp_path / "chat.yaml"), record_mode="all") as cassette:
+        calls_for("openai", urls)["plain"]()
+    assert len(cassette.entries) == 1
+""")
+    assert "openai.resources.responses.responses" not in sys.modules
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)  # restores sys.meta_path
+
+
+def test_then_a_socket_recorded_here_is_recorded(tmp_path):
+    path = tmp_path / "socket.yaml"
+    with llmvcr.use_cassette(str(path), record_mode="all") as cassette:
+        assert calls_for("openai_ws", URLS)["plain"]() == "Echo: hello socket"
+    assert len(cassette.entries) == 1 and path.exists()
+'''
+
+
+@pytest.mark.slow
+def test_a_module_imported_again_after_an_in_process_pytest_run_is_still_intercepted(
+    pytester: pytest.Pytester, server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pytester's in-process runs restore sys.modules and sys.meta_path, taking away an import hook
+    first put there during the run: the openai socket API imported after it must still be
+    intercepted (its calls went out unrecorded, with no word, before)."""
+    from llm_server import ResponsesWebSocketServer
+
+    ws = ResponsesWebSocketServer().start()
+    try:
+        pytester.makepyfile(test_nested=NESTED_SUITE)
+        here = Path(__file__).resolve().parent
+        monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(here.parent), str(here)]))
+        monkeypatch.setenv("LLM_URL", server.url)
+        monkeypatch.setenv("WS_URL", ws.url)
+        result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:randomly", timeout=120)
+    finally:
+        ws.stop()
+    result.assert_outcomes(passed=2)

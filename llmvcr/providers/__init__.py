@@ -9,8 +9,7 @@ A provider puts its interception in place and takes it away again, and for each 
 from __future__ import annotations
 
 import sys
-
-import wrapt
+from typing import Any
 
 from ..session import Decision
 from . import (
@@ -25,8 +24,6 @@ from .google import provider as google_provider
 from .http import HttpProvider, StainlessProvider, request_from_wire
 from .openai import provider as openai_provider
 from .openai_ws import provider as openai_ws_provider
-
-_hooked: set[str] = set()
 
 # HTTP libraries an SDK may send through, and the hook (``module:function``) of the llmvcr module
 # that wraps each. The module is imported by wrapt when its library is: never in a process
@@ -99,10 +96,7 @@ def install() -> None:
         first = not installed()
         base.count_install(1)
         try:
-            for target, hook in SEAM_HOOKS.items():
-                if target not in _hooked:  # runs now if the library is imported, else as it loads
-                    _hooked.add(target)
-                    wrapt.register_post_import_hook(hook, target)
+            watch_imports()
             for seam in base.seams():
                 seam.install()
             for provider in registered():
@@ -114,12 +108,31 @@ def install() -> None:
             raise
 
 
+def watch_imports() -> None:
+    """Wait for the HTTP libraries and the SDKs of the registered providers to be imported.
+
+    ``install`` calls it; the pytest plugin calls it at start-up too, so that wrapt's import hook
+    sits in ``sys.meta_path`` before any test: an in-process ``pytester`` run restores
+    ``sys.meta_path`` as it found it, and would take a hook first put there during the run away
+    from the rest of the session. A hook does nothing while interception is not in place.
+    """
+    for target, hook in SEAM_HOOKS.items():  # runs now if the library is imported, else as it loads
+        base.when_imported(target, hook)
+    for provider in registered():
+        package = getattr(provider, "package", None)
+        if isinstance(package, str) and package not in sys.modules:
+            base.when_imported(package, _late_install_module, "late_install")
+
+
 def _install_one(provider: Provider) -> None:
     package = getattr(provider, "package", None)
-    if isinstance(package, str) and package not in sys.modules and package not in _hooked:
-        _hooked.add(package)
-        wrapt.register_post_import_hook(lambda module: _late_install(module.__name__), package)
+    if isinstance(package, str) and package not in sys.modules:
+        base.when_imported(package, _late_install_module, "late_install")
     provider.install()  # idempotent, and a no-op while its SDK is not imported
+
+
+def _late_install_module(module: Any) -> None:
+    _late_install(module.__name__)
 
 
 def _late_install(package: str) -> None:

@@ -21,10 +21,14 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
+import importlib
 import importlib.metadata
+import sys
 import threading
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, NamedTuple, Protocol, runtime_checkable
+
+import wrapt
 
 from .. import _active
 from ..cassette import Entry, Request
@@ -122,6 +126,41 @@ class Seam(NamedTuple):
     name: str
     install: Callable[[], None]
     uninstall: Callable[[], None]
+
+
+_waiting: set[tuple[str, str]] = set()  # (module, hook) pairs a post-import hook waits for
+_ran: set[tuple[str, str]] = set()  # ... and those whose hook has run
+
+
+def when_imported(name: str, hook: str | Callable[[Any], None], key: str | None = None) -> None:
+    """Call ``hook(module)`` as the module ``name`` is imported (now, if it is and never was seen).
+
+    ``hook`` is a callable or a lazy ``"module:function"``; ``key`` tells hooks apart (a callable's
+    default key is its qualified name). wrapt runs a post-import hook once, so a module removed from
+    ``sys.modules`` and imported again (pytest's in-process ``pytester`` runs restore ``sys.modules``
+    after each run; so do other isolation tools) would load unwatched and its calls go out
+    unrecorded: once the hook has run and the module is gone, this waits for it again.
+    """
+    pair = (name, key or (hook if isinstance(hook, str) else hook.__qualname__))
+    loaded = sys.modules.get(name)
+    if pair in _waiting:
+        if loaded is not None:  # imported past the hook (wrapt's finder was taken away): run it now
+            _fire(pair, hook, loaded)
+        return
+    if pair in _ran and loaded is not None:
+        return
+    _waiting.add(pair)
+    wrapt.register_post_import_hook(lambda module: _fire(pair, hook, module), name)
+
+
+def _fire(pair: tuple[str, str], hook: str | Callable[[Any], None], module: Any) -> None:
+    _waiting.discard(pair)
+    _ran.add(pair)
+    if isinstance(hook, str):
+        where, _, attr = hook.partition(":")
+        getattr(importlib.import_module(where), attr)(module)
+    else:
+        hook(module)
 
 
 _seams: dict[str, Seam] = {}

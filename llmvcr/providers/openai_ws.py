@@ -26,7 +26,6 @@ from collections.abc import Callable
 from typing import Any
 
 import orjson
-import wrapt
 
 from .. import _active
 from ..cassette import Request, Response
@@ -35,7 +34,7 @@ from ..session import Decision
 from . import _internals
 from ._driver import LibraryPatches
 from ._patch import Patch
-from .base import decide, package_version
+from .base import decide, package_version, when_imported
 from .openai import provider as openai_http
 
 _MODULES = _internals.WS_MODULES
@@ -303,7 +302,6 @@ class OpenAIWebSocketProvider:
 
     def __init__(self) -> None:
         self._installed = False
-        self._hooked: set[str] = set()  # modules with a post-import hook waiting
         self._library = LibraryPatches(self.name, _MODULES, _ws_patches, active=lambda: self._installed)
 
     def sdk_version(self) -> str | None:
@@ -318,9 +316,8 @@ class OpenAIWebSocketProvider:
         """
         self._installed = True
         for module_name in _MODULES:
-            if module_name not in sys.modules and module_name not in self._hooked:
-                self._hooked.add(module_name)
-                wrapt.register_post_import_hook(self._library.on_import, module_name)
+            if module_name not in sys.modules:
+                when_imported(module_name, self._library.on_import, self.name)
         self._library.install()
 
     def uninstall(self) -> None:
