@@ -432,8 +432,9 @@ def record_before(urls: dict[str, str], sdks: Sequence[str], folder: Path) -> di
     out: dict[str, Any] = {"urls": urls}
     for sdk in sdks:
         path = folder / f"{sdk}.yaml"
-        with llmvcr.use_cassette(str(path), record_mode="all"):
+        with llmvcr.use_cassette(str(path), record_mode="all") as cassette:
             values = {name: call() for name, call in calls_for(sdk, urls).items()}
+        assert len(cassette.entries) == len(values) and path.exists(), (sdk, cassette.entries)
         out[sdk] = (str(path), values)
     return out
 
