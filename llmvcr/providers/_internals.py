@@ -44,7 +44,7 @@ class Internal(NamedTuple):
     without: str  # what llmvcr does when it is gone
 
 
-_STAINLESS_KNOWN = "anthropic 2.10.0-2.17.0, openai 3.51.0-3.60.0"
+_STAINLESS_KNOWN = "anthropic 2.10.0-2.17.0, openai 3.51.0-3.63.0"
 _FAST_PATH = "replay builds requests through the SDK's own path (the fast path in providers._answer is off)"
 _AIOHTTP_SERVE = "an LLM call through aiohttp inside a cassette raises (a recorded answer cannot be served)"
 _WIRE = (
@@ -75,11 +75,11 @@ INTERNALS: tuple[Internal, ...] = (
     Internal("stainless.extra_json", "{sdk}._models:FinalRequestOptions.extra_json", "field",
              _STAINLESS_KNOWN, FALLBACK, _FAST_PATH),
     # -- openai's Responses API over WebSocket (GA and beta modules) ----------------------------
-    Internal("openai.connect_ws", "{module}:{manager}._connect_ws", "attribute", "openai 3.51.0-3.60.0",
+    Internal("openai.connect_ws", "{module}:{manager}._connect_ws", "attribute", "openai 3.51.0-3.63.0",
              ERROR, "responses.connect() inside a cassette raises (its socket cannot be intercepted)"),
-    Internal("openai.ws_url", "{module}:{manager}._prepare_url", "attribute", "openai 3.51.0-3.60.0",
+    Internal("openai.ws_url", "{module}:{manager}._prepare_url", "attribute", "openai 3.51.0-3.63.0",
              ERROR, "responses.connect() inside a cassette raises (the socket's path is unknown)"),
-    Internal("openai.ws_client", "{module}:{manager}.__client", "init", "openai 3.51.0-3.60.0", FALLBACK,
+    Internal("openai.ws_client", "{module}:{manager}.__client", "init", "openai 3.51.0-3.63.0", FALLBACK,
              "a socket answers to the open cassette; under create_replay_adapter/create_recording_adapter "
              "responses.connect() raises (the adapted client cannot be told)"),
     # -- google-genai ----------------------------------------------------------------------------
