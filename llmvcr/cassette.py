@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,8 +73,10 @@ class Cassette:
         self.seed = seed
         self.recorded_with: dict[str, str] = dict(recorded_with or {})
         self.metadata: dict[str, Any] = dict(metadata or {})
-        # An item is an Entry, or the raw mapping it was loaded from until first use.
-        self._items: list[Entry | Mapping[str, Any]] = []
+        # An item is an Entry, or the raw mapping it was loaded from until first use, or None: a
+        # mapping ``_later`` gives when first asked for (a linear file's entry, unpacked then).
+        self._items: list[Entry | Mapping[str, Any] | None] = []
+        self._later: Callable[[int], Mapping[str, Any]] | None = None
         self._checked: dict[int, Entry] = {}  # position -> the entry checking the file built from its mapping
         self._index: dict[str, list[int]] = {}
         self._plays: list[int] = []
@@ -86,6 +88,13 @@ class Cassette:
     def add_raw(self, raw: Mapping[str, Any], request_hash: str) -> None:
         self._index.setdefault(request_hash, []).append(len(self._items))
         self._items.append(raw)
+        self._plays.append(0)
+
+    def add_later(self, later: Callable[[int], Mapping[str, Any]], request_hash: str) -> None:
+        """Add a loaded entry whose mapping ``later(position)`` gives when it is first read."""
+        self._later = later
+        self._index.setdefault(request_hash, []).append(len(self._items))
+        self._items.append(None)
         self._plays.append(0)
 
     def add_checked(self, raw: Mapping[str, Any], entry: Entry) -> None:
@@ -118,7 +127,7 @@ class Cassette:
         return iter(self.entries)
 
     def entry(self, position: int) -> Entry:
-        item = self._items[position]
+        item = self.raw(position)
         if isinstance(item, Entry):
             return item
         entry = self._checked.pop(position, None) or entry_from_mapping(item, self.path, position)
@@ -127,7 +136,11 @@ class Cassette:
 
     def raw(self, position: int) -> Entry | Mapping[str, Any]:
         """The entry as stored: an Entry, or the mapping it will be built from."""
-        return self._items[position]
+        item = self._items[position]
+        if item is None:
+            assert self._later is not None  # None is only ever added with it
+            item = self._items[position] = self._later(position)
+        return item
 
     @property
     def entries(self) -> list[Entry]:
@@ -202,7 +215,7 @@ class Cassette:
         """Remove loaded entries that were never played; returns how many went."""
         keep = [i for i, n in enumerate(self._plays) if n or i >= self.loaded_count]
         dropped = len(self._items) - len(keep)
-        items = [self._items[i] for i in keep]
+        items = [self.raw(i) for i in keep]  # a later one is read now: its position changes
         plays = [self._plays[i] for i in keep]
         checked = {new: self._checked[old] for new, old in enumerate(keep) if old in self._checked}
         with self._lock:

@@ -7,6 +7,7 @@ import dataclasses
 import json
 import os
 import warnings
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import orjson
@@ -16,7 +17,7 @@ from .cassette import Cassette
 from .entries import Entry
 from .errors import CassetteFormatError, EditedCassetteWarning, ForeignCassetteError
 from .foreign import foreign_format, reader_for
-from .linear import FULL_VERSION, LINEAR_VERSION, layout_of, pack, unpack
+from .linear import FULL_VERSION, LINEAR_VERSION, Unpacker, layout_of, pack, unpack
 from .matching import default_request_hash
 from .parse_cache import ParseCache, YamlAliasError, cache_folder_for, parse_yaml
 from .schema import entry_from_mapping, entry_to_mapping, migrate
@@ -180,9 +181,11 @@ def cassette_from_document(
     prompt answers that prompt and never a second call of the one it was copied from. An
     ``EditedCassetteWarning`` names the entries and ``llmvcr rehash``, which stores the new hashes.
     """
+    later = None
     if built is None:
         entries = check_header(document, path)
-        entries = unpack(entries, path) if document.get("version") == LINEAR_VERSION else entries
+        if document.get("version") == LINEAR_VERSION:  # checked whole when stored: unpacked when read
+            later = _later(Unpacker(entries, path), stale or {})
     else:
         entries = built[0]
     seed = document.get("seed")
@@ -196,6 +199,9 @@ def cassette_from_document(
     stale = stale or {}
     for position, raw in enumerate(entries):
         fresh = stale.get(position)
+        if later is not None:  # the hash a reference leaves as written
+            cassette.add_later(later, fresh or raw["request_hash"])
+            continue
         if fresh is not None:
             raw = {**raw, "request_hash": fresh}  # a new mapping: the parsed document stays as read
         if built is None:
@@ -215,6 +221,15 @@ def cassette_from_document(
             stacklevel=3,
         )
     return cassette
+
+
+def _later(unpacker: Unpacker, stale: Stale) -> Callable[[int], Mapping[str, Any]]:
+    def later(position: int) -> Mapping[str, Any]:
+        raw: Mapping[str, Any] = unpacker.entry(position)
+        fresh = stale.get(position)
+        return raw if fresh is None else {**raw, "request_hash": fresh}
+
+    return later
 
 
 def load_cassette(path: str | os.PathLike[str]) -> Cassette:

@@ -12,9 +12,10 @@ import pytest
 import yaml
 
 import llmvcr
-from llmvcr import schema
+from llmvcr import schema, storage
 from llmvcr.cli import main as cli
-from llmvcr.linear import MIN_BYTES, pack, unpack, without
+from llmvcr.errors import EditedCassetteWarning
+from llmvcr.linear import MIN_BYTES, Unpacker, pack, unpack, without
 from llmvcr.storage import document_of, dump_document
 from llmvcr.writer import CassetteWriter
 
@@ -248,12 +249,64 @@ def test_a_broken_reference_names_the_entry_and_field(tmp_path: Path, second: An
     )
     with pytest.raises(llmvcr.CassetteFormatError, match=says):
         llmvcr.load_cassette(path)
+    entries = yaml.safe_load(path.read_text())["entries"]
+    assert Unpacker(entries, str(path)).entry(0) == entries[0]
+    with pytest.raises(llmvcr.CassetteFormatError, match=says):  # entry by entry: the same error
+        Unpacker(entries, str(path)).entry(1)
 
 
 def test_a_reference_to_a_missing_field_is_an_error(tmp_path: Path) -> None:
     entries = [_entry({"model": "m"}), _entry({"system": {"same_as": 0}})]
-    with pytest.raises(llmvcr.CassetteFormatError, match="entry 1, .*entry 0 has no 'system' to refer to"):
+    says = "entry 1, .*entry 0 has no 'system' to refer to"
+    with pytest.raises(llmvcr.CassetteFormatError, match=says):
         unpack(entries, "x.yaml")
+    with pytest.raises(llmvcr.CassetteFormatError, match=says):
+        Unpacker(entries, "x.yaml").entry(1)
+
+
+def test_entry_by_entry_unpacking_gives_what_unpacking_the_whole_file_gives(
+    tmp_path: Path, anthropic_client: Any
+) -> None:
+    path = tmp_path / "loop.yaml"
+    record(anthropic_client, path, 4)
+    entries = yaml.safe_load(path.read_text())["entries"]
+    whole = unpack(entries, str(path))
+    assert any("extends" in str(e["request"]["body"]) for e in entries)  # the file does refer back
+    for order in (range(len(entries)), reversed(range(len(entries)))):
+        unpacker = Unpacker(entries, str(path))
+        assert {i: unpacker.entry(i) for i in order} == dict(enumerate(whole))
+
+
+def test_a_long_chain_of_references_unpacks_without_recursion() -> None:
+    turns = 5_000  # deeper than Python's recursion limit
+    entries = [_entry({"messages": [{"role": "user", "content": "x" * MIN_BYTES}]})]
+    entries += [_entry({"messages": {"extends": i, "append": [i]}}) for i in range(turns)]
+    assert len(Unpacker(entries, "x.yaml").entry(turns)["request"]["body"]["messages"]) == turns + 1
+
+
+def test_a_cached_linear_file_unpacks_each_entry_when_it_is_first_read(
+    tmp_path: Path, anthropic_client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A parse-cache hit was checked whole when stored: its entries are unpacked one by one as they
+    are read (a test that plays 3 of 1,000 pays for 3), and read exactly as a first load reads them."""
+    path = tmp_path / "loop.yaml"
+    record(anthropic_client, path, 3)
+    text = path.read_text()
+    edited = text.replace("model: claude-test", "model: claude-edited", 3)  # entries 0 to 2, by hand
+    path.write_text(edited)
+    with pytest.warns(EditedCassetteWarning):
+        first = llmvcr.load_cassette(path)  # checks and stores the file
+    monkeypatch.setattr(storage, "unpack", None)  # a second load that unpacked the whole file would fail
+    with pytest.warns(EditedCassetteWarning):
+        second = llmvcr.load_cassette(path)
+    assert dict(second.index) == dict(first.index)  # the edited entries under the hash they read as now
+    assert [second.entry(i) for i in reversed(range(len(second)))] == first.entries[::-1]
+    assert first.entries[0].request.body["model"] == "claude-edited"
+    with pytest.warns(EditedCassetteWarning):
+        kept = llmvcr.load_cassette(path)
+    kept.claim([len(kept) - 1], allow_repeats=False)
+    kept.drop_unplayed()  # the last entry only: read before its position changes
+    assert kept.entries == [first.entries[-1]]
 
 
 def test_pack_refers_only_to_equal_values_and_small_ones_stay_inline() -> None:
