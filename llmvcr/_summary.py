@@ -42,6 +42,7 @@ class RunSummary:
     unplayed: dict[str, int] = field(default_factory=dict)  # cassette path -> entries no call used
     unrecorded: dict[str, dict[str, int]] = field(default_factory=dict)  # cassette path -> host -> calls
     empty: set[str] = field(default_factory=set)  # cassettes that recorded nothing while calls went out
+    nothing: set[str] = field(default_factory=set)  # tests whose marker cassette recorded no call, so no file
     findings: list[Finding] = field(default_factory=list)  # expired, undated, not fully played (freshness)
     # cassette path -> calls replayed as recorded although their request drifted (see StaleCassette)
     stale: dict[str, StaleCassette] = field(default_factory=dict)
@@ -75,6 +76,8 @@ class RunSummary:
                 row.dollars += cost_of(entry, tokens) or 0.0
             if session.path and session.persist:
                 self.users.setdefault(session.path, set()).add(name)
+            if session.wrote_nothing and session.quiet_when_empty:
+                self.nothing.add(name)
             if session.stale:
                 self.stale.setdefault(session.path, StaleCassette()).add(session, name)
             if session.writes:
@@ -93,6 +96,7 @@ class RunSummary:
             "unplayed": self.unplayed,
             "unrecorded": self.unrecorded,
             "empty": sorted(self.empty),
+            "nothing": sorted(self.nothing),
             "findings": [asdict(f) for f in self.findings],
             "stale": {path: asdict(s) for path, s in self.stale.items()},
             "users": {path: sorted(tests) for path, tests in self.users.items()},
@@ -114,6 +118,7 @@ class RunSummary:
                 for host, n in hosts.items():
                     mine_hosts[host] = mine_hosts.get(host, 0) + n
             self.empty.update(data.get("empty", []))
+            self.nothing.update(data.get("nothing", []))
             self.findings += [Finding(**raw) for raw in data.get("findings", [])]
             for path, raw_stale in data.get("stale", {}).items():
                 self.stale.setdefault(path, StaleCassette()).merge(StaleCassette(**raw_stale))
@@ -141,6 +146,7 @@ class RunSummary:
         out += self._unplayed_lines()
         out += stale_lines(self.stale)
         out += self._unrecorded_lines()
+        out += self._nothing_lines(verbose)
         out += self._age_lines()
         if self.ignored_options:
             out.append(
@@ -205,6 +211,23 @@ class RunSummary:
             out.append(f"    {_shown(path)}: {calls}{empty}")
         if len(self.unrecorded) > len(shown):
             out.append(f"    ... and {len(self.unrecorded) - len(shown)} more")
+        return out
+
+    def _nothing_lines(self, verbose: bool) -> list[str]:
+        """The tests whose cassette could record but recorded no call, so no file was written."""
+        if not self.nothing:
+            return []
+        tests = sorted(self.nothing)
+        shown = tests if verbose else tests[:5]
+        out = [
+            f"  {plural(len(tests), 'test')} recorded no LLM call, so no cassette was written for "
+            f"{'it' if len(tests) == 1 else 'them'}. A test that calls an LLM this way does so through "
+            f"an SDK llmvcr does not intercept (llmvcr.register_provider adds it); one that makes no "
+            f"LLM call needs no llmvcr marker:"
+        ]
+        out += [f"    {test}" for test in shown]
+        if len(tests) > len(shown):
+            out.append(f"    ... and {len(tests) - len(shown)} more (-v lists them)")
         return out
 
     # -- freshness (llmvcr.freshness) -----------------------------------------------------------------

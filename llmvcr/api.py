@@ -41,6 +41,7 @@ class CassetteContext:
         # a path is its own answer; a bare name follows configure(cassette_dir=...) made later
         self._fixed = resolved if resolved == os.fspath(name_or_path) else None
         self.options = options
+        self.quiet_when_empty = False  # a test's marker cassette: recording nothing is said in the summary
         self._open: list[tuple[Session, contextvars.Token[Session | None]]] = []
 
     @property
@@ -50,7 +51,9 @@ class CassetteContext:
     def session(self) -> Session:
         """A new, not yet started session on this cassette's file (checked for expiry first)."""
         path = self.path
-        return Session(path, self.options, record_mode=freshness.at_open(path, self.options))
+        session = Session(path, self.options, record_mode=freshness.at_open(path, self.options))
+        session.quiet_when_empty = self.quiet_when_empty
+        return session
 
     def __enter__(self) -> Cassette:
         session = self.session()

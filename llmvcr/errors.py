@@ -138,6 +138,10 @@ class UnrecordedCallWarning(UserWarning):
     """A recording cassette let HTTP requests through that no provider claims: they are not in the file."""
 
 
+class EmptyRecordingWarning(UserWarning):
+    """A cassette that could record closed with no LLM call recorded, so no file was written."""
+
+
 class EditedCassetteWarning(UserWarning):
     """A cassette entry's stored ``request_hash`` no longer fits its request: it was edited by hand."""
 

@@ -7,11 +7,13 @@ the sorted pairs; it is matched on method and URL, as vcrpy matched it by defaul
 
 from __future__ import annotations
 
+import os
+import warnings
 from typing import Protocol
 from urllib.parse import parse_qsl, urlsplit
 
 from .cassette import Cassette, Entry
-from .errors import UnrecognizedRequestError
+from .errors import EmptyRecordingWarning, UnrecognizedRequestError, UnrecordedCallWarning
 
 OTHER = "http"  # the provider name of a recorded non-LLM call
 
@@ -62,6 +64,12 @@ class _Session(Protocol):
     path: str
     cassette: Cassette
     record_mode: str
+    persist: bool
+    recorded: int
+    replayed: int
+    calls: int
+    unrecorded: dict[str, int]
+    quiet_when_empty: bool
 
     @property
     def options(self) -> _Options: ...
@@ -115,6 +123,36 @@ def unrecognized_message(session: _Session, method: str, url: str, host: str, pl
         f"{where} is not a call of any registered provider, and replay must not reach the network. If "
         f"it is an LLM call, register its SDK (llmvcr.register_provider); if it is not, add "
         f"allow_unrecognized=[{host!r}] to the cassette's options."
+    )
+
+
+def report_at_close(session: _Session, failed: bool) -> bool:
+    """Warn of the calls a recording let through unrecorded, and of a cassette that could record but
+    saw no LLM call at all, so no file exists. Returns the latter: a test's marker cassette
+    (``quiet_when_empty``) is named in the run's summary instead, as a module-wide marker covers
+    tests that make no call."""
+    if session.unrecorded:
+        nothing = not session.recorded and not session.replayed
+        message = unrecorded_message(session.path, session.unrecorded, nothing)
+        warnings.warn(message, UnrecordedCallWarning, stacklevel=3)
+    empty = (
+        session.persist
+        and bool(session.path)
+        and not (failed or session.calls or session.unrecorded)
+        and not os.path.exists(session.path)
+    )
+    if empty and not session.quiet_when_empty:
+        warnings.warn(empty_message(session.path), EmptyRecordingWarning, stacklevel=3)
+    return empty
+
+
+def empty_message(path: str) -> str:
+    """What a cassette that could record says at exit when no call was recorded and no file exists."""
+    return (
+        f"{path}: no LLM call was recorded, so no cassette was written. If the code inside calls an "
+        f"LLM, the call did not reach an SDK llmvcr intercepts: register a provider for it "
+        f"(llmvcr.register_provider), and make the call inside the block, not on a thread or task "
+        f"that outlives it. If the code makes no LLM call, it needs no cassette."
     )
 
 

@@ -231,6 +231,7 @@ def llmvcr_cassette(request: pytest.FixtureRequest, llmvcr_config: dict[str, Any
     path = _path(request, name)
     built = Options.build(**options)
     context = CassetteContext(path, built)
+    context.quiet_when_empty = True  # a test that made no LLM call is named in the run's summary
     try:
         cassette = context.__enter__()
     except CassetteNotFoundError:

@@ -23,7 +23,6 @@ from .errors import (
     EditedCassetteWarning,
     ReplayDivergence,
     ReplayDivergenceWarning,
-    UnrecordedCallWarning,
 )
 from .faults import Fault
 from .kept_timing import EarlierTimings
@@ -120,6 +119,9 @@ class Session:
         self._rehashed = False
         self._earlier: EarlierTimings | None = None  # record_mode="all": the streams the file held
         self.unrecorded: dict[str, int] = {}  # host -> requests no provider claimed, let through
+        self.calls = 0  # calls that reached decide(), whatever answered them
+        self.wrote_nothing = False  # see other_calls.report_at_close
+        self.quiet_when_empty = False
         self.cassette = cassette if cassette is not None else self._load()
         self.stale: list[StaleCall] = []  # calls served although their request drifted from the recording
         # a vcrpy-made cassette is matched as it was recorded (llmvcr.recorded_matching)
@@ -164,10 +166,7 @@ class Session:
             if self._sigterm is not None:  # only now: a signal during the last write still waits for it
                 self._sigterm.restore()
                 self._sigterm = None
-        if self.unrecorded:
-            nothing = not self.recorded and not self.replayed
-            message = other_calls.unrecorded_message(self.path, self.unrecorded, nothing)
-            warnings.warn(message, UnrecordedCallWarning, stacklevel=2)
+        self.wrote_nothing = other_calls.report_at_close(self, failed)  # calls it did not record
         if self.options.prune and self.cassette.unplayed and not failed and self.persist:
             self.cassette.drop_unplayed()
             save_cassette(self.path, self.cassette)
@@ -197,6 +196,7 @@ class Session:
         Raises ``ReplayDivergence`` when nothing answers and the cassette may not record.
         """
         __tracebackhide__ = True  # pytest shows the user's frame and the message
+        self.calls += 1
         request = self.redact_request(request)
         normalised = request.normalised()
         stored_hash = default_request_hash(normalised)

@@ -16,6 +16,9 @@ import llmvcr
 from llmvcr.providers import installed, unregister_provider
 
 
+@pytest.mark.filterwarnings(
+    "ignore::llmvcr.errors.EmptyRecordingWarning"
+)  # cassettes opened for their patching only
 def test_leaving_a_cassette_keeps_another_librarys_wrapper(openai_client: Any) -> None:
     """An APM agent wraps httpx2.Client.send while a cassette is open; closing the cassette keeps it."""
     original = httpx2.Client.__dict__["send"]
@@ -39,6 +42,9 @@ def test_leaving_a_cassette_keeps_another_librarys_wrapper(openai_client: Any) -
     assert httpx2.Client.__dict__["send"] is original
 
 
+@pytest.mark.filterwarnings(
+    "ignore::llmvcr.errors.EmptyRecordingWarning"
+)  # cassettes opened for their patching only
 def test_leaving_a_cassette_keeps_a_wrapper_on_the_sdk_funnel(anthropic_client: Any) -> None:
     import anthropic._base_client as base
 
@@ -80,6 +86,9 @@ def test_patching_an_inherited_method_leaves_the_subclass_as_it_was(cassette_dir
     assert dict(vars(userlib.SubGateway)) == before
 
 
+@pytest.mark.filterwarnings(
+    "ignore::llmvcr.errors.EmptyRecordingWarning"
+)  # cassettes opened for their patching only
 def test_reopening_cassettes_keeps_another_librarys_wrapper_put_on_between_them(openai_client: Any) -> None:
     """A cassette reopened many times reuses its wrappers; one added between two cassettes, or while
     one is open, is still left exactly in place."""

@@ -465,6 +465,9 @@ async def test_async_record_then_replay_offline(
     assert server.request_count == before and blocker == []
 
 
+@pytest.mark.filterwarnings(
+    "ignore::llmvcr.errors.EmptyRecordingWarning"
+)  # cassettes opened for their patching only
 def test_leaving_the_cassette_restores_the_sdk(anthropic_client: Any) -> None:
     import httpx2
 

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 import llmvcr
+from llmvcr.errors import EmptyRecordingWarning
 
 
 def ask(client: Any, text: str) -> str:
@@ -556,3 +557,30 @@ def test_identical_options_are_built_once_and_different_ones_are_not() -> None:
     assert Options.build(record_mode="none", ignore=["metadata"]) is not first  # a list: built afresh
     assert type(Options.build(replay_speed=1).replay_speed) is int
     assert type(Options.build(replay_speed=1.0).replay_speed) is float  # 1 and 1.0 are kept apart
+
+
+def test_a_cassette_that_recorded_no_call_says_so_and_writes_no_file(tmp_path: Path) -> None:
+    path = tmp_path / "none.yaml"
+    said = rf"{path}: no LLM call was recorded, so no cassette was written\..*llmvcr.register_provider"
+    with pytest.warns(EmptyRecordingWarning, match=said), llmvcr.recording(path):
+        pass  # the call a user expected went through an SDK no provider covers, or was never made
+    assert not path.exists()
+    with pytest.warns(EmptyRecordingWarning, match=said), llmvcr.recording(path, record_mode="all"):
+        pass
+    assert not path.exists()
+
+
+def test_a_cassette_with_a_recorded_call_a_file_or_a_failure_says_nothing_of_it(
+    tmp_path: Path, anthropic_client: Any
+) -> None:
+    path = tmp_path / "one.yaml"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", EmptyRecordingWarning)
+        with llmvcr.recording(path):
+            ask(anthropic_client, "hello")
+        assert path.exists()
+        with llmvcr.recording(path, record_mode="new_episodes", on_unplayed="ignore"):
+            pass  # its file is there: what it holds is reported as unplayed, not as an empty recording
+        with pytest.raises(RuntimeError, match="the test failed"), llmvcr.recording(tmp_path / "failed.yaml"):
+            raise RuntimeError("the test failed")  # before its first call: that failure is what to show
+    assert not (tmp_path / "failed.yaml").exists()

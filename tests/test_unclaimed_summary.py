@@ -74,6 +74,34 @@ def test_a_replay_only_run_refuses_them_so_none_is_counted(inner: pytest.Pyteste
     assert server.request_count == before
 
 
+@pytest.mark.slow
+def test_a_marked_test_that_recorded_no_call_is_named_in_the_summary(inner: pytest.Pytester) -> None:
+    """A module-wide marker covers tests that make no LLM call: one summary line, not a warning each."""
+    inner.makepyfile(test_user=USER_TESTS.replace("httpx2.get(", "pass  # "))
+    result = run(inner, "--llmvcr-no-block-network")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "llmvcr: 0 LLM calls replayed, 1 recorded, 1 cassette written*",
+            "  1 test recorded no LLM call, so no cassette was written for it. *llmvcr.register_provider*",
+            "    test_user.py::test_only_unclaimed",
+        ]
+    )
+    assert "EmptyRecordingWarning" not in result.stdout.str()
+    assert not (inner.path / "cassettes" / "test_user" / "test_only_unclaimed.yaml").exists()
+
+
+def test_xdist_workers_hand_their_tests_that_recorded_nothing_to_the_controller() -> None:
+    worker, controller = _summary.RunSummary(), _summary.RunSummary()
+    worker.nothing.add("t.py::test_b")
+    controller.nothing.add("t.py::test_a")
+    controller.per_test["t"] = _summary.TestCounts("t")
+    controller.merge(worker.as_json())
+    lines = controller.lines(verbose=False)
+    assert "  2 tests recorded no LLM call, so no cassette was written for them. " in "\n".join(lines)
+    assert lines[-2:] == ["    t.py::test_a", "    t.py::test_b"]
+
+
 def test_xdist_workers_hand_their_unrecorded_counts_to_the_controller() -> None:
     worker, controller = _summary.RunSummary(), _summary.RunSummary()
     worker.unrecorded["/c/a.yaml"] = {"api.example.com": 2}
