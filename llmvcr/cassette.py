@@ -77,6 +77,7 @@ class Cassette:
         # mapping ``_later`` gives when first asked for (a linear file's entry, unpacked then).
         self._items: list[Entry | Mapping[str, Any] | None] = []
         self._later: Callable[[int], Mapping[str, Any]] | None = None
+        self._later_hashes: dict[int, str] = {}  # position -> the stored hash of an entry not yet read
         self._checked: dict[int, Entry] = {}  # position -> the entry checking the file built from its mapping
         self._index: dict[str, list[int]] = {}
         self._plays: list[int] = []
@@ -93,6 +94,7 @@ class Cassette:
     def add_later(self, later: Callable[[int], Mapping[str, Any]], request_hash: str) -> None:
         """Add a loaded entry whose mapping ``later(position)`` gives when it is first read."""
         self._later = later
+        self._later_hashes[len(self._items)] = request_hash
         self._index.setdefault(request_hash, []).append(len(self._items))
         self._items.append(None)
         self._plays.append(0)
@@ -116,6 +118,7 @@ class Cassette:
         with self._lock:
             self._items.clear()
             self._checked.clear()
+            self._later_hashes.clear()
             self._index.clear()
             self._plays.clear()
 
@@ -133,6 +136,13 @@ class Cassette:
         entry = self._checked.pop(position, None) or entry_from_mapping(item, self.path, position)
         self._items[position] = entry
         return entry
+
+    def stored_hash(self, position: int) -> str:
+        """The entry's stored ``request_hash``, without building or unpacking it."""
+        item = self._items[position]
+        if item is None:
+            return self._later_hashes[position]
+        return item.request_hash if isinstance(item, Entry) else str(item["request_hash"])
 
     def raw(self, position: int) -> Entry | Mapping[str, Any]:
         """The entry as stored: an Entry, or the mapping it will be built from."""
@@ -220,6 +230,7 @@ class Cassette:
         checked = {new: self._checked[old] for new, old in enumerate(keep) if old in self._checked}
         with self._lock:
             self._items, self._plays, self._index, self._checked = [], [], {}, checked
+            self._later_hashes.clear()  # every kept entry was read above
             for item, plays_n in zip(items, plays, strict=False):
                 h = item.request_hash if isinstance(item, Entry) else str(item.get("request_hash"))
                 self._index.setdefault(h, []).append(len(self._items))

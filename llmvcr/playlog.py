@@ -166,8 +166,7 @@ class PlayLog:
         unplayed: dict[int, str] = {}
         for i in range(min(cassette.loaded_count, count)):
             if cassette.play_count(i) == 0:
-                raw = cassette.raw(i)  # the stored hash, without building the entry
-                unplayed[i] = str(raw["request_hash"] if isinstance(raw, Mapping) else raw.request_hash)
+                unplayed[i] = cassette.stored_hash(i)  # without building or unpacking the entry
         path = os.path.abspath(session.path)
         with self._lock:
             before = self._seen.get(path)

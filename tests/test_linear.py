@@ -404,3 +404,16 @@ def test_dropping_entries_from_a_stored_document_keeps_references_whole(
 def test_the_layout_option_is_checked() -> None:
     with pytest.raises(ValueError, match="unknown layout 'flat'; valid: linear, full"):
         llmvcr.use_cassette("x", layout="flat")  # type: ignore[typeddict-item]
+
+
+def test_the_play_log_reads_a_cached_linear_files_hashes_without_unpacking_it(
+    tmp_path: Path, anthropic_client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "loop.yaml"
+    record(anthropic_client, path, 2)
+    hashes = [e.request_hash for e in llmvcr.load_cassette(path).entries]  # checks and stores the file
+    cassette = llmvcr.load_cassette(path)
+    monkeypatch.setattr(Unpacker, "entry", None)  # reading an entry now would fail
+    assert [cassette.stored_hash(i) for i in range(len(cassette))] == hashes
+    with pytest.raises(TypeError):  # the entries were not read: this load came from the parse cache
+        cassette.entry(1)
