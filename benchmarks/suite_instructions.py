@@ -1,6 +1,6 @@
 """The suite's per-test cost in CPU instructions (callgrind), for the floor, llmvcr YAML and a baseline tree.
 
-``python -m benchmarks.suite_instructions [--baseline TREE] [--tests 100]``
+``python -m benchmarks.suite_instructions [--baseline TREE] [--tests 100] [--cassetter] [--json]``
 
 Wall and CPU times on a shared machine move by tens of percent from run to run; instruction
 counts repeat to a fraction of a percent. Each side runs in its own process under
@@ -42,14 +42,14 @@ def one(i, where=folder, mode={mode!r}):
     elif mode == "cassetter":  # the suite's vcr_config; cassetter keeps no cache, so warm is cold for it
         import cassetter
         with cassetter.use_cassette(
-            os.path.join(where, f"test_ticket_{{i:04d}}.yaml"),
+            os.path.join(where, f"test_ticket_{{i:04d}}{ext}"),
             record_mode="none",
             match_on=["method", "uri", "body"],
             filter_headers=["authorization", "x-api-key"],
         ):
             conftest.three_calls(i)
     else:
-        with llmvcr.use_cassette(os.path.join(where, f"test_ticket_{{i:04d}}.yaml"), record_mode="none"):
+        with llmvcr.use_cassette(os.path.join(where, f"test_ticket_{{i:04d}}{ext}"), record_mode="none"):
             conftest.three_calls(i)
 if {mode!r} == "cold":
     # the SDKs' first calls and llmvcr's lazy imports (ryaml, the guard's patterns) happen here, on a
@@ -58,7 +58,7 @@ if {mode!r} == "cold":
     os.environ["LLMVCR_STATE_DIR"] = os.path.join({flag!r} + "-state", "warm")
     spare = {flag!r} + "-spare"
     os.makedirs(spare)
-    shutil.copy(os.path.join(folder, "test_ticket_0000.yaml"), spare)
+    shutil.copy(os.path.join(folder, "test_ticket_0000{ext}"), spare)
     one(0, spare)
     for i in range({n}):
         conftest.three_calls(i)
@@ -74,13 +74,15 @@ for i in range({n}):
 """
 
 
-def instructions(bench: suite.Suite, tree: str, mode: str, folder: str) -> float:
+def instructions(bench: suite.Suite, tree: str, mode: str, folder: str, tool: str = "llmvcr YAML") -> float:
     """Instructions per test of one counted pass over the suite, in ``tree``'s llmvcr; ``mode``:
     ``floor``, ``warm`` (the parse cache filled by a pass before) or ``cold`` (as on CI: ``CI=true``,
-    every cassette parsed and checked, its parse-cache entry written)."""
+    every cassette parsed and checked, its parse-cache entry written); ``tool``: the llmvcr project
+    whose cassettes are played (``llmvcr YAML`` or ``llmvcr JSON``)."""
     flag = os.path.join(folder, f"flag-{time.monotonic_ns()}")
-    project = bench.project("cassetter" if mode == "cassetter" else "llmvcr YAML")
-    code = _RUN.format(base=bench.base, project=project, mode=mode, n=bench.n, flag=flag)
+    project = bench.project("cassetter" if mode == "cassetter" else tool)
+    ext = ".json" if tool == "llmvcr JSON" else ".yaml"
+    code = _RUN.format(base=bench.base, project=project, mode=mode, n=bench.n, flag=flag, ext=ext)
     path = os.pathsep.join(filter(None, (tree, os.environ.get("BENCH_PYTHONPATH"))))
     env = {**os.environ, "PYTHONPATH": path, "PYTHONHASHSEED": "0"}  # the same dict and set layouts each run
     env.pop("CI", None)
@@ -113,8 +115,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--cassetter", action="store_true", help="count cassetter too (installed, or in BENCH_PYTHONPATH)"
     )
+    parser.add_argument(
+        "--json", action="store_true", help="count llmvcr's JSON cassettes too, cold and warm"
+    )
     args = parser.parse_args(argv)
-    keep = ("floor", "llmvcr YAML", "cassetter") if args.cassetter else ("floor", "llmvcr YAML")
+    keep = ["floor", "llmvcr YAML"] + ["cassetter"] * args.cassetter + ["llmvcr JSON"] * args.json
     for tool in list(suite.TOOLS):
         if tool not in keep:
             del suite.TOOLS[tool]
@@ -134,18 +139,22 @@ def main(argv: list[str]) -> int:
             with open(base_file, "w") as f:
                 f.write(bench.base)
         bench.pytest("llmvcr YAML", mode="none")  # fill the parse cache, as a rerun finds it
+        if args.json:
+            bench.pytest("llmvcr JSON", mode="none")
         rows = [("floor", instructions(bench, bench.here, "floor", folder))]
         if args.cassetter:
             rows.append(("cassetter", instructions(bench, bench.here, "cassetter", folder)))
         trees = [("", bench.here)]
         if args.baseline:
             trees.insert(0, (" (baseline)", os.path.abspath(args.baseline)))
-        for mode, what in (
-            ("cold", "llmvcr YAML, fresh checkout (CI)"),
-            ("warm", "llmvcr YAML, warm parse cache"),
-        ):
-            for suffix, tree in trees:
-                rows.append((what + suffix, instructions(bench, tree, mode, folder)))
+        sides = [("llmvcr YAML", "YAML")] + [("llmvcr JSON", "JSON")] * args.json
+        for tool, kind in sides:
+            for mode, what in (
+                ("cold", f"llmvcr {kind}, fresh checkout (CI)"),
+                ("warm", f"llmvcr {kind}, warm parse cache"),
+            ):
+                for suffix, tree in trees:
+                    rows.append((what + suffix, instructions(bench, tree, mode, folder, tool)))
     floor = rows[0][1]
     print("| side | instructions per test | over the floor | ÷ floor |")
     print("|---|---|---|---|")

@@ -10,6 +10,7 @@ import warnings
 
 import pytest
 
+from .options import with_suffix
 from .redact import Redactor
 
 _SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
@@ -63,9 +64,9 @@ def cassette_path(node: pytest.Item, name: str | None = None) -> str:
         os.path.dirname(str(node.path)), "cassettes"
     )
     relative = name if name is not None else cassette_name(node)
-    if not relative.endswith((".yaml", ".yml", ".json")):
-        relative += ".yaml"
     path = os.path.join(directory, relative)
+    if not relative.endswith((".yaml", ".yml", ".json")):
+        path = with_suffix(path)  # the ini's llmvcr_cassette_format, or the file that exists
     if name is None and not os.path.lexists(path):
         legacy = os.path.join(directory, legacy_cassette_name(node) + ".yaml")
         if legacy != path and os.path.lexists(legacy):

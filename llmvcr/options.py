@@ -70,28 +70,51 @@ class CassetteOptions(TypedDict, total=False):
 
 @dataclass(slots=True)
 class Settings:
-    """Process-wide defaults: where bare cassette names live, a record mode that overrides all, and
-    the record mode of a cassette that names none (the pytest plugin makes it ``none`` on CI)."""
+    """Process-wide defaults: where bare cassette names live and in which format, a record mode that
+    overrides all, and the record mode of a cassette that names none (``none`` on CI under pytest)."""
 
     cassette_dir: str = "cassettes"
+    cassette_format: str = "yaml"  # of a cassette named without a suffix (a bare name, a test's marker)
     record_mode: str | None = None
     default_record_mode: str = "once"
 
 
 settings = Settings()
+CASSETTE_FORMATS = ("yaml", "json")
 
 
-def configure(*, cassette_dir: str | os.PathLike[str] | None = None, record_mode: str | None = None) -> None:
-    """Process-wide defaults: where bare cassette names live, and a record mode that overrides all."""
+def configure(
+    *,
+    cassette_dir: str | os.PathLike[str] | None = None,
+    record_mode: str | None = None,
+    cassette_format: str | None = None,
+) -> None:
+    """Process-wide defaults: where bare cassette names live, a record mode that overrides all, and
+    the format (``yaml`` or ``json``) of a cassette named without a suffix."""
     if cassette_dir is not None:
         settings.cassette_dir = os.fspath(cassette_dir)
     if record_mode is not None:
         check("record_mode", record_mode, RECORD_MODES)
         settings.record_mode = record_mode
+    if cassette_format is not None:
+        check("cassette_format", cassette_format, CASSETTE_FORMATS)
+        settings.cassette_format = cassette_format
+
+
+def with_suffix(base: str) -> str:
+    """``base`` (a path without a suffix) with the configured format's suffix; with the other
+    format's when only that file exists, so a project that switches format keeps replaying the
+    cassettes it has until ``llmvcr convert`` rewrites them."""
+    mine = f"{base}.{settings.cassette_format}"
+    if os.path.lexists(mine):
+        return mine
+    other = f"{base}.{'yaml' if settings.cassette_format == 'json' else 'json'}"
+    return other if os.path.lexists(other) else mine
 
 
 def resolve_path(name_or_path: str | os.PathLike[str]) -> str:
-    """A path when it has a separator or a cassette extension; otherwise ``<cassette_dir>/<name>.yaml``."""
+    """A path when it has a separator or a cassette extension; otherwise ``<cassette_dir>/<name>.yaml``
+    (``.json`` after ``configure(cassette_format="json")``; see :func:`with_suffix`)."""
     text = os.fspath(name_or_path)
     if Redactor().text(text) != text:
         raise ValueError(
@@ -100,7 +123,7 @@ def resolve_path(name_or_path: str | os.PathLike[str]) -> str:
         )
     if os.sep in text or "/" in text or text.lower().endswith((".yaml", ".yml", ".json")):
         return text
-    return os.path.join(settings.cassette_dir, text + ".yaml")
+    return with_suffix(os.path.join(settings.cassette_dir, text))
 
 
 def check(option: str, value: Any, valid: Iterable[str]) -> None:

@@ -22,10 +22,11 @@ from ._cassette_names import cassette_path as cassette_path
 from ._cassette_names import legacy_cassette_name as legacy_cassette_name
 from ._guard import Guard
 from ._summary import RunSummary
+from .age import on_ci
 from .api import CassetteContext
 from .cassette import Cassette
 from .errors import CassetteNotFoundError, LLMVCRError, ReplayDivergence, UnplayedEntriesError
-from .options import RECORD_MODES, Options, did_you_mean, settings
+from .options import RECORD_MODES, Options, configure, did_you_mean, settings
 from .parse_cache import prune_used
 from .playlog import PlayLog
 from .runs import set_run
@@ -75,6 +76,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "in the summary); the option on_stale='fail' does the same per cassette",
     )
     parser.addini(
+        "llmvcr_cassette_format",
+        default="yaml",
+        help="yaml (default) or json: the format of new cassettes llmvcr names (an existing file is kept)",
+    )
+    parser.addini(
         "llmvcr_vcr_fixture",
         type="bool",
         default=False,
@@ -113,8 +119,12 @@ def pytest_configure(config: pytest.Config) -> None:
     _active.add_listener(plays.on_session)
     # every cassette of the run, marked or opened by the test itself: the flag overrides each one;
     # on CI, one that names no record mode replays only
-    config.stash[_SETTINGS] = (settings.record_mode, settings.default_record_mode)
+    config.stash[_SETTINGS] = (settings.record_mode, settings.default_record_mode, settings.cassette_format)
     settings.record_mode = config.getoption("llmvcr_record_mode") or settings.record_mode
+    try:
+        configure(cassette_format=str(config.getini("llmvcr_cassette_format")).strip().lower())
+    except ValueError as err:
+        raise pytest.UsageError(f"llmvcr_cassette_format in the pytest ini: {err}") from None
     if on_ci():
         settings.default_record_mode = "none"
     config.pluginmanager.register(pytest_fresh.FreshPlugin(config, stats), "llmvcr-fresh")
@@ -128,16 +138,11 @@ def pytest_configure(config: pytest.Config) -> None:
         guard.start()
 
 
-def on_ci() -> bool:
-    """``CI`` is set to a true value (``false``, ``0``, ``no``, ``off`` and empty mean not CI)."""
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no", "off")
-
-
 def pytest_unconfigure(config: pytest.Config) -> None:
     if _RUN in config.stash:
         set_run(config.stash[_RUN])  # the run of an outer session (pytester) goes on
     if _SETTINGS in config.stash:
-        settings.record_mode, settings.default_record_mode = config.stash[_SETTINGS]
+        settings.record_mode, settings.default_record_mode, settings.cassette_format = config.stash[_SETTINGS]
     stats = config.stash.get(_STATS, None)
     if stats is not None:
         _active.remove_listener(stats.on_session)
@@ -288,7 +293,7 @@ _STATS = pytest.StashKey[RunSummary]()
 _GUARD = pytest.StashKey[Guard]()
 _PLAYS = pytest.StashKey[PlayLog]()
 _RUN = pytest.StashKey[str]()
-_SETTINGS = pytest.StashKey[tuple[str | None, str]]()
+_SETTINGS = pytest.StashKey[tuple[str | None, str, str]]()
 _CALL_FAILED = pytest.StashKey[bool]()
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml  # noqa: F401 - imported before any in-process pytester run (see below)
 from llm_server import LLMServer
 
 import llmvcr
@@ -15,6 +16,10 @@ from llmvcr.options import settings
 from llmvcr.providers import _answer as answer
 
 pytest_plugins = ["pytester"]
+# pytester's in-process runs put sys.modules back as they found it. PyYAML first imported inside one
+# (an in-process `llmvcr convert`, say) leaves with it, but its C extension cannot be loaded again:
+# the next import of yaml gets the old CParser beside new Python classes, and every libyaml load
+# then fails ("could not determine a constructor for the tag None"). Imported here, it stays.
 
 FRAMEWORKS = Path(__file__).parent / "frameworks"
 DATA = Path(__file__).parent / "data"

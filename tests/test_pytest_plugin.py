@@ -458,3 +458,44 @@ class TestChat:
         "make it pass before pruning):\n    cassettes/test_div/TestChat.test_one[1].yaml: 1 entry (#0)\n"
     ) in text
     assert "llmvcr prune" not in text
+
+
+@pytest.mark.slow
+def test_the_ini_makes_test_cassettes_json_and_keeps_reading_yaml_ones(
+    inner: pytest.Pytester, server: Any
+) -> None:
+    """``llmvcr_cassette_format = json``: what CI parses fastest (benchmarks/README.md); a project that
+    switches keeps replaying its YAML cassettes until it converts them."""
+    inner.makepyfile(
+        test_chat=HEADER
+        + """
+@pytest.mark.llmvcr
+def test_old():
+    assert ask("old") == "Echo: old"
+
+@pytest.mark.llmvcr
+def test_new():
+    assert ask("new") == "Echo: new"
+"""
+    )
+    run(inner, "-k", "test_old").assert_outcomes(passed=1, deselected=1)  # recorded as YAML, the default
+    folder = inner.path / "cassettes" / "test_chat"
+    assert (folder / "test_old.yaml").exists()
+    inner.makeini("[pytest]\nllmvcr_cassette_format = json\n")
+    run(inner).assert_outcomes(passed=2)
+    assert (
+        llmvcr.load_cassette(folder / "test_new.json").entries[0].request.body["messages"][0]["content"]
+        == "new"
+    )
+    assert not (folder / "test_new.yaml").exists() and not (folder / "test_old.json").exists()
+    before = server.request_count
+    run(inner, "--llmvcr-record-mode=none").assert_outcomes(passed=2)  # each from the file it has
+    assert server.request_count == before
+    inner.makeini("[pytest]\nllmvcr_cassette_format = jsno\n")
+    bad = run(inner)
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    bad.stderr.fnmatch_lines(
+        [
+            "*llmvcr_cassette_format in the pytest ini: unknown cassette_format 'jsno'; did you mean 'json'?; valid: yaml, json*"
+        ]
+    )

@@ -584,3 +584,22 @@ def test_a_cassette_with_a_recorded_call_a_file_or_a_failure_says_nothing_of_it(
         with pytest.raises(RuntimeError, match="the test failed"), llmvcr.recording(tmp_path / "failed.yaml"):
             raise RuntimeError("the test failed")  # before its first call: that failure is what to show
     assert not (tmp_path / "failed.yaml").exists()
+
+
+def test_configure_names_bare_cassettes_json_and_still_finds_a_yaml_one(
+    anthropic_client: Any, cassette_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from llmvcr.options import settings
+
+    monkeypatch.setattr(settings, "cassette_format", "yaml")  # put back after the test
+    with llmvcr.recording("kept"):
+        ask(anthropic_client, "kept")
+    llmvcr.configure(cassette_format="json")
+    with llmvcr.recording("fresh") as cassette:
+        ask(anthropic_client, "fresh")
+    assert cassette.path == str(cassette_dir / "fresh.json") and (cassette_dir / "fresh.json").exists()
+    with llmvcr.recording("kept", record_mode="none") as kept:
+        assert ask(anthropic_client, "kept") == "Echo: kept"
+    assert kept.path == str(cassette_dir / "kept.yaml")
+    with pytest.raises(ValueError, match=r"unknown cassette_format 'toml'.*valid: yaml, json"):
+        llmvcr.configure(cassette_format="toml")
