@@ -1,6 +1,6 @@
 """``python -m benchmarks suite``: a pytest suite of N small cassettes, every tool in one run.
 
-    python -m benchmarks suite [--tests 100] [--rounds 3] [--profile]
+    python -m benchmarks suite [--tests 100] [--rounds 3] [--profile] [--startup] [--baseline TREE]
 
 Generates the project of :mod:`benchmarks.suite_project` once per tool, records each tool's
 cassettes through its own interception (loopback server), then replays: serially (per-test time
@@ -123,8 +123,8 @@ class Suite:
             raise SystemExit(f"{tool} ({mode}) failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
         return wall
 
-    def record(self) -> None:
-        for tool in TOOLS:
+    def record(self, tools: tuple[str, ...] = tuple(TOOLS)) -> None:
+        for tool in tools:
             if tool == "floor" or tool in SHARES_CASSETTES:
                 continue
             progress(f"recording {tool}\n")
@@ -239,33 +239,44 @@ print(t1 - t0, first - later)
 def startup(suite: Suite, runs: int = 7) -> None:
     """``import llmvcr`` + the plugin after the SDK imports, and what the first cassette costs over
     a later one beyond what the SDKs' own first call costs over a later one (the floor's), in
-    fresh processes alternating llmvcr and floor. Byte-compiled files are allowed, as for a user."""
+    fresh processes alternating llmvcr and floor (and the ``--baseline`` tree's llmvcr, when given).
+    Byte-compiled files are allowed, as for a user."""
     code = _STARTUP.format(base=suite.base, project=suite.project("llmvcr YAML"), n=suite.n)
     env = {k: v for k, v in os.environ.items() if k not in ("CI", "PYTHONDONTWRITEBYTECODE")}
-    env["PYTHONPATH"] = suite.here
+    trees = {"llmvcr": suite.here}
+    if BASELINE:
+        trees["llmvcr (baseline)"] = next(iter(BASELINE.values()))
 
-    def one(tool: str) -> list[float]:
+    def one(tool: str, tree: str) -> list[float]:
         out = subprocess.run(
-            [sys.executable, "-c", code, tool], capture_output=True, text=True, cwd=suite.here, env=env
+            [sys.executable, "-c", code, tool],
+            capture_output=True,
+            text=True,
+            cwd=suite.folder,  # not a source tree: the current folder comes first on sys.path
+            env={**env, "PYTHONPATH": tree},
         )
         if out.returncode:
             raise SystemExit(out.stderr)
         return [float(x) for x in out.stdout.split()]
 
-    one("llmvcr_yaml")  # writes the byte-compiled files a user's installed package has
-    imports, extras = [], []
+    for tree in trees.values():
+        one("llmvcr_yaml", tree)  # writes the byte-compiled files a user's installed package has
+    imports: dict[str, list[float]] = {name: [] for name in trees}
+    extras: dict[str, list[float]] = {name: [] for name in trees}
     for _ in range(runs):
-        mine, floor = one("llmvcr_yaml"), one("floor")
-        imports.append(mine[0])
-        extras.append(mine[1] - floor[1])
-    print(
-        f"\n`import llmvcr` + `llmvcr.pytest_plugin` after the SDK imports: {_ms(statistics.median(imports))} "
-        f"(median of {runs} processes; fastest {_ms(min(imports))})"
-    )
-    print(
-        f"first cassette's extra cost over a later one, beyond the SDKs' own first-call cost: "
-        f"{_ms(statistics.median(extras))} (median of {runs} pairs)"
-    )
+        for name, tree in trees.items():
+            mine, floor = one("llmvcr_yaml", tree), one("floor", suite.here)
+            imports[name].append(mine[0])
+            extras[name].append(mine[1] - floor[1])
+    for name in trees:
+        print(
+            f"\n{name}: `import llmvcr` + `llmvcr.pytest_plugin` after the SDK imports: "
+            f"{_ms(statistics.median(imports[name]))} (median of {runs} processes; fastest {_ms(min(imports[name]))})"
+        )
+        print(
+            f"{name}: first cassette's extra cost over a later one, beyond the SDKs' own first-call cost: "
+            f"{_ms(statistics.median(extras[name]))} (median of {runs} pairs)"
+        )
 
 
 def loads(suite: Suite) -> None:
@@ -355,6 +366,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--tests", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--startup", action="store_true", help="only the start-up and first-cassette figures")
     parser.add_argument("--keep", help="generate and keep the projects in this folder")
     parser.add_argument("--baseline", help="also run the llmvcr of this source tree (another checkout)")
     args = parser.parse_args(argv)
@@ -362,6 +374,12 @@ def main(argv: list[str]) -> int:
         add_baseline(args.baseline)
     if args.profile:
         profile(args.tests)
+    elif args.startup:
+        with tempfile.TemporaryDirectory(prefix="llmvcr-suite-") as folder:
+            suite = Suite(folder, args.tests)
+            suite.generate()
+            suite.record(("llmvcr YAML",))  # the one tool start-up runs (no peer needs installing)
+            startup(suite, runs=args.rounds)
     else:
         run(args.tests, args.rounds, args.keep)
     return 0

@@ -12,6 +12,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ._values import Value
 from .diff import format_rows
 from .recorded_matching import StaleCall, describe
 
@@ -25,8 +26,8 @@ class _Session(Protocol):
     def cassette(self) -> Any: ...
 
 
-@dataclass
-class StaleCassette:
+@dataclass(eq=False, repr=False)
+class StaleCassette(Value):
     """One cassette's drifted calls, summed over the tests (and pytest-xdist workers) that used it."""
 
     calls: int = 0

@@ -13,13 +13,16 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ._stale_report import StaleCassette, stale_lines
+from ._values import Value
 from .freshness import Finding
 from .session import Session
 from .usage import cost_of, tokens_of
 
 
-@dataclass
-class TestCounts:
+@dataclass(eq=False, repr=False)
+class TestCounts(Value):
+    """One test's calls and cassettes, as the end-of-run line adds them up."""
+
     test: str = ""
     replayed: int = 0
     recorded: int = 0
@@ -35,8 +38,10 @@ def plural(n: int, word: str, many: str | None = None) -> str:
     return f"{n:,} {word if n == 1 else (many or word + 's')}"
 
 
-@dataclass
-class RunSummary:
+@dataclass(eq=False, repr=False)
+class RunSummary(Value):
+    """What the run's sessions did, for the end-of-run lines (merged across pytest-xdist workers)."""
+
     per_test: dict[str, TestCounts] = field(default_factory=dict)
     written: set[str] = field(default_factory=set)
     unplayed: dict[str, int] = field(default_factory=dict)  # cassette path -> entries no call used

@@ -25,7 +25,7 @@ UNPLAYED_POLICIES: tuple[str, ...] = ("warn", "fail", "ignore")
 EXPIRY_POLICIES: tuple[str, ...] = ("warn", "fail", "re-record")
 
 _UNITS = {"w": 7 * 86400, "d": 86400, "h": 3600, "m": 60, "s": 1}
-_PART = re.compile(r"(\d+(?:\.\d+)?)\s*([wdhms])")
+_PART = r"(\d+(?:\.\d+)?)\s*([wdhms])"  # compiled when an age is first read
 
 
 def parse_age(value: Any) -> timedelta:
@@ -37,8 +37,8 @@ def parse_age(value: Any) -> timedelta:
         seconds = float(value)
     elif isinstance(value, str):
         text = value.strip().lower()
-        parts = _PART.findall(text)
-        if not parts or _PART.sub("", text).strip():
+        parts = re.findall(_PART, text)
+        if not parts or re.sub(_PART, "", text).strip():
             raise ValueError(
                 f"max_age {value!r} is not a duration; write it as '30d', '12h', '2w', '1d12h' "
                 f"(w, d, h, m, s) or give a datetime.timedelta"

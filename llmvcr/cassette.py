@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ._values import FrozenValue
 from .entries import Entry, Request, Response
 from .linear import DEFAULT_LAYOUT, Layout
 from .schema import FORMAT_VERSION, entry_from_mapping
@@ -19,8 +20,8 @@ from .schema import FORMAT_VERSION, entry_from_mapping
 __all__ = ["FORMAT_VERSION", "Cassette", "Entry", "RecordedRequest", "Request", "Response"]
 
 
-@dataclass(frozen=True, slots=True)
-class RecordedRequest:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class RecordedRequest(FrozenValue):
     """A recorded request the way pytest-recording tests read ``vcr.requests[i]``: ``body`` is bytes
     (the JSON as sent, for ``json.loads``), ``json`` the parsed body, ``request`` llmvcr's record."""
 

@@ -10,9 +10,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._values import FrozenValue
 
-@dataclass(frozen=True, slots=True)
-class Request:
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Request(FrozenValue):
     """The semantic request: what was asked, without the SDK's noise or any credential."""
 
     method: str
@@ -32,8 +34,8 @@ class Request:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class Response:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Response(FrozenValue):
     """The semantic response: status, a few headers, and a JSON body or a list of stream events.
 
     ``stream`` holds ``{"event": name?, "data": parsed-json-or-text, "t": ms-offset?}``
@@ -53,8 +55,8 @@ class Response:
     as_asked: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Entry(FrozenValue):
     """One recorded exchange.
 
     ``hashed_as_sent`` marks an entry whose ``before_record`` hook changed the request it stores:

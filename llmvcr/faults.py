@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ._values import Value
 from .cassette import Response
 
 _KINDS = ("status", "timeout", "connection")
@@ -35,8 +36,8 @@ _GOOGLE_STATUS = {
 }
 
 
-@dataclass
-class Fault:
+@dataclass(eq=False, repr=False)
+class Fault(Value):
     """Make the ``call``-th LLM call (1-based, counted while active) fail as ``kind``."""
 
     call: int

@@ -22,13 +22,13 @@ from .formats import FORMATS, OWN, by_name, in_place, resolve
 GZIP_MAGIC = b"\x1f\x8b"  # LangChain's .yaml.gz cassettes
 HEAD_SIZE = 65536  # what a sniff reads of a file
 
-# YAML's top-level key, or JSON's (vcrpy's json serializer writes "version" first, one key a line)
-_INTERACTIONS = re.compile(rb'^(?:interactions\s*:|\{?\s*"interactions"\s*:)', re.MULTILINE)
-_ENTRIES = re.compile(rb'^entries\s*:|"entries"\s*:', re.MULTILINE)
-_CASSETTER = re.compile(
-    rb"^\s+body:\s*\n\s+type:\s*(?:json|text|binary|none)\s*$|^\s+recorded_at:", re.MULTILINE
-)
-_TOP_KEY = re.compile(rb"^([A-Za-z_]\w*)\s*:", re.MULTILINE)
+# The sniff's patterns, compiled when a sniff first runs (``re`` keeps them): most processes replay
+# llmvcr's own files only. YAML's top-level key, or JSON's (vcrpy's json serializer writes "version"
+# first, one key a line).
+_INTERACTIONS = rb'(?m)^(?:interactions\s*:|\{?\s*"interactions"\s*:)'
+_ENTRIES = rb'(?m)^entries\s*:|"entries"\s*:'
+_CASSETTER = rb"(?m)^\s+body:\s*\n\s+type:\s*(?:json|text|binary|none)\s*$|^\s+recorded_at:"
+_TOP_KEY = rb"(?m)^([A-Za-z_]\w*)\s*:"
 _LLMVCR_KEYS = frozenset({"version", "entries", "recorded_with", "seed"})
 _OTLP = (b'"resourceSpans"', b'"resourceLogs"')
 
@@ -46,9 +46,9 @@ class Head:
         # vcrpy's interactions list, however written (JSON on one line included), and no llmvcr entries
         self.interactions = (
             not gz
-            and not _ENTRIES.search(self.data)
+            and not re.search(_ENTRIES, self.data)
             and bool(
-                _INTERACTIONS.search(self.data)
+                re.search(_INTERACTIONS, self.data)
                 or (self.data.lstrip()[:1] == b"{" and b'"interactions"' in self.data)
             )
         )
@@ -67,7 +67,7 @@ class Head:
         """A YAML file's top-level keys in its first bytes (none for JSON)."""
         if self.name.endswith((".json", ".jsonl")) or self.gzip:
             return frozenset()
-        return frozenset(k.decode() for k in _TOP_KEY.findall(self.data))
+        return frozenset(k.decode() for k in re.findall(_TOP_KEY, self.data))
 
     def document(self) -> Any:
         """The whole file parsed as JSON, or None when it is not a JSON file or does not parse."""
@@ -90,12 +90,12 @@ def is_langchain_gz(head: Head) -> bool:
 
 def is_cassetter(head: Head) -> bool:
     """vcrpy's interactions with cassetter's typed bodies or its ``recorded_at``."""
-    return head.interactions and bool(_CASSETTER.search(head.data))
+    return head.interactions and bool(re.search(_CASSETTER, head.data))
 
 
 def is_vcrpy(head: Head) -> bool:
     """vcrpy's (and pytest-recording's) ``interactions``, without cassetter's marks."""
-    return head.interactions and not _CASSETTER.search(head.data)
+    return head.interactions and not re.search(_CASSETTER, head.data)
 
 
 def _otlp(head: Head) -> bool:

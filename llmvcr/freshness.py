@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from ._values import Value
 from .age import age_text, on_ci, recorded_at
 from .errors import (
     ExpiredCassetteError,
@@ -50,8 +51,8 @@ __all__ = [
 SHOWN = 5  # entries named in a message; the rest are counted
 
 
-@dataclass
-class Finding:
+@dataclass(eq=False, repr=False)
+class Finding(Value):
     """Something that makes a cassette doubtful: ``kind`` is ``unplayed``, ``expired`` or ``undated``."""
 
     kind: str
@@ -62,8 +63,8 @@ class Finding:
     ids: list[str] = field(default_factory=list)  # unplayed: "#3" per entry
 
 
-@dataclass
-class RunPolicy:
+@dataclass(eq=False, repr=False)
+class RunPolicy(Value):
     """The run's settings, over every cassette's (the pytest flags set them); ``test`` is the test
     running now, so a message can give the command that re-records it."""
 

@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from . import exactjson
+from ._values import FrozenValue
 from .entries import Request
 from .redact import REQUEST_HEADERS, is_credential_header
 
@@ -23,8 +24,8 @@ from .redact import REQUEST_HEADERS, is_credential_header
 USERINFO_HEADER = "url-userinfo-authorization"
 
 
-@dataclass(frozen=True)
-class Parsed:
+@dataclass(frozen=True, eq=False, repr=False)
+class Parsed(FrozenValue):
     """A body a recorder stored already parsed (pydantic-ai's ``parsed_body``, cassetter's json)."""
 
     value: Any

@@ -13,8 +13,9 @@ from typing import Any
 
 Path = list[str | int]
 
-_TOKEN = re.compile(r"([^.\[\]]+)|\[(\*|-?\d+)\]")
-_LOOKS_LIKE_PATH = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*|\[(\*|\d+)\])+$")
+# Compiled when a path option is first read (``re`` keeps them)
+_TOKEN = r"([^.\[\]]+)|\[(\*|-?\d+)\]"
+_LOOKS_LIKE_PATH = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*|\[(\*|\d+)\])+$"
 
 
 def parse_path(path: str, *, option: str = "path") -> Path:
@@ -28,7 +29,7 @@ def parse_path(path: str, *, option: str = "path") -> Path:
         )
     tokens: Path = []
     position = 0
-    for match in _TOKEN.finditer(text):
+    for match in re.finditer(_TOKEN, text):
         if match.start() != position:
             raise ValueError(
                 f"{option}: {path!r}: unexpected text at {position + len(path) - len(text)}, {example}"
@@ -47,7 +48,7 @@ def parse_path(path: str, *, option: str = "path") -> Path:
 
 def looks_like_path(text: str) -> bool:
     """``metadata.user_id``: a string a user meant as a path (for ``redact=``, where it would be a regex)."""
-    return bool(_LOOKS_LIKE_PATH.match(text))
+    return bool(re.match(_LOOKS_LIKE_PATH, text))
 
 
 def drop(node: Any, tokens: Sequence[str | int]) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from ._values import FrozenValue
 from .jsonpath import drop, parse_path
 from .multipart import canonical_body
 
@@ -129,8 +130,8 @@ def register_matcher(name: str, fn: MatcherFn) -> None:
         BUILTIN_MATCHERS[name] = fn
 
 
-@dataclass(frozen=True, slots=True)
-class Placeholder:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Placeholder(FrozenValue):
     """Volatile text inside prompts (a date, a UUID) replaced by ``<name>`` before fingerprinting."""
 
     pattern: re.Pattern[str]

@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 # RFC 2046: a boundary is 1-70 characters from this set (a space only inside, and no one sends it)
-_OPENING = re.compile(rb"--([0-9A-Za-z'()+_,\-./:=?]{1,70})\r\n")
+_OPENING = rb"--([0-9A-Za-z'()+_,\-./:=?]{1,70})\r\n"  # compiled at the first multipart body
 
 
 def _raw(body: Any) -> bytes | None:
@@ -52,7 +52,7 @@ def multipart_parts(body: Any) -> list[dict[str, Any]] | None:
     data = _raw(body)
     if data is None:
         return None
-    opening = _OPENING.match(data)
+    opening = re.match(_OPENING, data)
     if opening is None:
         return None
     delimiter = b"\r\n--" + opening.group(1)

@@ -8,7 +8,6 @@ Precedence, lowest first: an option's default (for ``record_mode``, ``settings.d
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -16,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Any, Literal, TypedDict
 
+from ._values import FrozenValue, Value
 from .age import EXPIRY_POLICIES, UNPLAYED_POLICIES, parse_age
 from .cassette import Entry
 from .linear import LAYOUTS, Layout
@@ -68,8 +68,8 @@ class CassetteOptions(TypedDict, total=False):
     recorded_match_on: Sequence[str] | None
 
 
-@dataclass(slots=True)
-class Settings:
+@dataclass(slots=True, eq=False, repr=False)
+class Settings(Value):
     """Process-wide defaults: where bare cassette names live and in which format, a record mode that
     overrides all, and the record mode of a cassette that names none (``none`` on CI under pytest)."""
 
@@ -139,6 +139,8 @@ def did_you_mean(word: Any, valid: Iterable[str]) -> str:
     """``; did you mean 'once'?`` for the closest valid name, or nothing when none is close."""
     if not isinstance(word, str):
         return ""
+    import difflib  # only when a name is wrong
+
     close = difflib.get_close_matches(word, list(valid), n=1, cutoff=0.6)
     return f"; did you mean {close[0]!r}?" if close else ""
 
@@ -147,8 +149,8 @@ def _as_tuple(value: Any) -> tuple[Any, ...]:
     return (value,) if isinstance(value, (str, re.Pattern)) else tuple(value)
 
 
-@dataclass(frozen=True, slots=True)
-class Options:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Options(FrozenValue):
     """Everything ``use_cassette`` and ``recording`` accept, checked when built."""
 
     record_mode: str | None = None  # None: settings.default_record_mode, when the cassette opens

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._summary import plural
+from ._values import Value
 from .errors import LLMVCRError, RecordBudgetSpent
 from .freshness import Finding, shown
 from .spend import Tally, cassette_cost
@@ -66,8 +67,10 @@ def _money(tally: Tally | None) -> str:
     return f"{plural(tally.calls, 'call')}, {tally.tokens:,} tokens, ~${tally.usd:.4f}{unpriced}"
 
 
-@dataclass
-class Item:
+@dataclass(eq=False, repr=False)
+class Item(Value):
+    """A cassette the plan names, why, and the tests that use it."""
+
     path: str
     cause: str
     tests: set[str] = field(default_factory=set)
@@ -148,8 +151,10 @@ class Plan:
         return out
 
 
-@dataclass
-class Skipped:
+@dataclass(eq=False, repr=False)
+class Skipped(Value):
+    """A test the record budget did not let record, and what recording it would have cost."""
+
     path: str
     test: str
     estimate: Tally | None

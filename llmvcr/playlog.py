@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import os
 import threading
-import uuid
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from . import _active
+from ._values import Value
 from .parse_cache import state_folder, user_state_folder
 from .session import Session
 from .writer import atomic_write, file_lock
@@ -46,8 +46,8 @@ PLAY_STORE = "plays.json"
 _VERSION = 1
 
 
-@dataclass
-class PlayRecord:
+@dataclass(eq=False, repr=False)
+class PlayRecord(Value):
     """One cassette file's record for one run."""
 
     run: str
@@ -149,7 +149,7 @@ class PlayLog:
     """
 
     def __init__(self, run: str | None = None, store: str | None = None) -> None:
-        self.run = run or uuid.uuid4().hex
+        self.run = run or os.urandom(16).hex()
         self.store = store  # None: each cassette's own (see store_for)
         self.test = ""  # the test running now, set by the pytest plugin
         self._seen: dict[str, tuple[int, dict[int, str]]] = {}  # abspath -> (entries, unplayed)

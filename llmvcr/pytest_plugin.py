@@ -8,10 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import sysconfig
-import uuid
 from collections.abc import Iterator
-from types import TracebackType
 from typing import Any
 
 import pytest
@@ -22,10 +19,11 @@ from ._cassette_names import cassette_path as cassette_path
 from ._cassette_names import legacy_cassette_name as legacy_cassette_name
 from ._guard import Guard
 from ._summary import RunSummary
+from ._tracebacks import raised_by_llmvcr, to_user_code
 from .age import on_ci
 from .api import CassetteContext
 from .cassette import Cassette
-from .errors import CassetteNotFoundError, LLMVCRError, ReplayDivergence, UnplayedEntriesError
+from .errors import CassetteNotFoundError, ReplayDivergence, UnplayedEntriesError
 from .options import RECORD_MODES, Options, configure, did_you_mean, settings
 from .parse_cache import prune_used
 from .playlog import PlayLog
@@ -114,7 +112,7 @@ def pytest_configure(config: pytest.Config) -> None:
     run = getattr(config, "workerinput", {}).get("testrunuid")
     plays = PlayLog(run, store)
     # record_mode="all" replaces a cassette once per run, then merges: the run is this test session
-    config.stash[_RUN] = set_run(run or uuid.uuid4().hex)
+    config.stash[_RUN] = set_run(run or os.urandom(16).hex())
     config.stash[_PLAYS] = plays
     _active.add_listener(plays.on_session)
     # every cassette of the run, marked or opened by the test itself: the flag overrides each one;
@@ -300,8 +298,8 @@ _CALL_FAILED = pytest.StashKey[bool]()
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
     excinfo = call.excinfo
-    explained = excinfo is not None and _raised_by_llmvcr(excinfo) and not item.config.getoption("fulltrace")
-    shortened = _to_user_code(excinfo) if excinfo is not None and explained else None
+    explained = excinfo is not None and raised_by_llmvcr(excinfo) and not item.config.getoption("fulltrace")
+    shortened = to_user_code(excinfo) if excinfo is not None and explained else None
     if shortened is not None:  # the user's line that made the call, then the message: not the SDK's code
         call.excinfo = shortened
     if excinfo is not None and isinstance(excinfo.value, ReplayDivergence):
@@ -327,50 +325,6 @@ def _name_the_test(err: ReplayDivergence, nodeid: str) -> None:
     """The divergence message's generic re-record command, made the one for this test."""
     if err.args and isinstance(err.args[0], str) and "-k <test>" in err.args[0]:
         err.args = (err.args[0].replace("pytest: -k <test>", f"pytest '{nodeid}'"), *err.args[1:])
-
-
-_LIBRARIES = tuple(
-    os.path.normcase(os.path.realpath(sysconfig.get_paths()[name]) + os.sep)
-    for name in ("stdlib", "platstdlib", "purelib", "platlib")
-)
-_OWN = os.path.normcase(os.path.dirname(os.path.realpath(__file__)) + os.sep)
-
-
-def _to_user_code(
-    excinfo: pytest.ExceptionInfo[BaseException],
-) -> pytest.ExceptionInfo[BaseException] | None:
-    """The exception with its traceback ending at the last frame of the user's code: no SDK, llmvcr
-    or standard library frame after it (None: no frame is the user's). The exception is not changed."""
-    frames: list[TracebackType] = []
-    tb: TracebackType | None = excinfo.tb
-    while tb is not None:
-        frames.append(tb)
-        tb = tb.tb_next
-    last = max((i for i, t in enumerate(frames) if _user_code(t.tb_frame.f_code.co_filename)), default=None)
-    if last is None or last == len(frames) - 1:
-        return None if last is None else excinfo
-    shortened = TracebackType(None, frames[last].tb_frame, frames[last].tb_lasti, frames[last].tb_lineno)
-    for t in reversed(frames[:last]):  # a copy of the chain: pytest rebuilds entries from it
-        shortened = TracebackType(shortened, t.tb_frame, t.tb_lasti, t.tb_lineno)
-    return pytest.ExceptionInfo.from_exc_info((type(excinfo.value), excinfo.value, shortened))
-
-
-def _raised_by_llmvcr(excinfo: pytest.ExceptionInfo[BaseException]) -> bool:
-    """llmvcr's errors, and a bad option (a ``ValueError`` raised in llmvcr): the message says it all."""
-    if excinfo.errisinstance(LLMVCRError):
-        return True
-    tb: TracebackType | None = excinfo.tb
-    innermost = ""
-    while tb is not None:
-        innermost, tb = tb.tb_frame.f_code.co_filename, tb.tb_next
-    return excinfo.errisinstance(ValueError) and os.path.normcase(os.path.realpath(innermost)).startswith(
-        _OWN
-    )
-
-
-def _user_code(filename: str) -> bool:
-    path = os.path.normcase(os.path.realpath(filename))
-    return not path.startswith((*_LIBRARIES, _OWN)) and "site-packages" not in path
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ._values import FrozenValue
 from .cassette import Cassette, Request
 from .diff import DiffRow, format_rows, structural_diff
 from .errors import ReplayDivergence
@@ -133,8 +134,8 @@ def describe(names: Sequence[str]) -> str:
     return " + ".join(names)
 
 
-@dataclass(frozen=True, slots=True)
-class StaleCall:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class StaleCall(FrozenValue):
     """A replayed call whose request differs from the recorded one it matched as recorded."""
 
     position: int  # the entry that answered it

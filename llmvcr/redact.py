@@ -20,6 +20,7 @@ from typing import Any
 import orjson
 
 from . import known_clean
+from ._values import Value
 from .errors import UnredactableBodyError
 from .jsonpath import Path, blank, looks_like_path, parse_path
 from .secret_shapes import (
@@ -83,8 +84,8 @@ def is_credential_header(name: str) -> bool:
     return lower in CREDENTIAL_HEADERS or bool(_CREDENTIAL_WORDS.search(lower))
 
 
-@dataclass(slots=True)
-class Redactor:
+@dataclass(slots=True, eq=False, repr=False)
+class Redactor(Value):
     """Secret scrubbing for one cassette: built-in patterns, known live secrets, user rules."""
 
     secrets: set[str] = field(default_factory=set)

@@ -4,11 +4,10 @@ once per run, and every later writer of the same run (an xdist worker) adds to t
 from __future__ import annotations
 
 import os
-import uuid
 
 __all__ = ["run_id", "set_run"]
 
-_run = uuid.uuid4().hex  # outside pytest and without LLMVCR_RUN_ID, a run is this process
+_run = os.urandom(16).hex()  # outside pytest and without LLMVCR_RUN_ID, a run is this process
 
 
 def run_id() -> str:

@@ -6,11 +6,10 @@ newer llmvcr is refused with the release that reads it; older versions are migra
 
 from __future__ import annotations
 
-import importlib.metadata
-import platform
 from collections.abc import Mapping
 from datetime import datetime, timezone
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from .entries import Entry, Request, Response
 from .errors import CassetteFormatError
@@ -23,21 +22,35 @@ class Inline(list):  # type: ignore[type-arg]
     """A list a YAML cassette writes on one line (``[0.0, 12.5, 30.1]``)."""
 
 
-def _release() -> str:
+@cache
+def release() -> str:
+    """The release, as pyproject.toml states it; named in every cassette. Read from the installed
+    package's metadata when first asked (a millisecond a process that replays only need not pay)."""
+    import importlib.metadata
+
     try:
         return importlib.metadata.version("pyllmvcr")
     except importlib.metadata.PackageNotFoundError:  # run from a source tree that was never installed
         return "0+unknown"
 
 
-LLMVCR_VERSION = _release()  # the release, as pyproject.toml states it; named in every cassette
+if TYPE_CHECKING:
+    LLMVCR_VERSION: str
+
+
+def __getattr__(name: str) -> str:
+    if name == "LLMVCR_VERSION":  # the release(), under the name converters and the CLI import
+        return release()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def recorded_with() -> dict[str, str]:
     """The versions every new cassette names, and when it was recorded (``at``, UTC, what ``max_age``
     counts from); each SDK's version is added when a call through it is recorded."""
+    import platform
+
     at = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return {"llmvcr": LLMVCR_VERSION, "python": platform.python_version(), "at": at}
+    return {"llmvcr": release(), "python": platform.python_version(), "at": at}
 
 
 def entry_to_mapping(entry: Entry) -> dict[str, Any]:

@@ -16,30 +16,23 @@ from collections import Counter
 from collections.abc import Iterator
 from urllib.parse import quote, quote_plus
 
-# Shapes that are keys wherever they stand.
-SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+# Shapes that are keys wherever they stand. The shapes are compiled when text first shows a sign of
+# one (``_shapes``): a run whose bodies hold none never compiles them.
+_KEY_SHAPES: tuple[tuple[str, str], ...] = (
     # A key has digits in it; "sk-learn-pipeline-examples" or "Bearer authentication" in prose does not.
     # Not inside a word: the anthropic-beta value "task-budgets-2026-03-13" holds no key.
-    ("anthropic-key", re.compile(r"(?<![A-Za-z0-9])sk-ant-(?=[A-Za-z_\-]*\d)[A-Za-z0-9_\-]{8,}")),
+    ("anthropic-key", r"(?<![A-Za-z0-9])sk-ant-(?=[A-Za-z_\-]*\d)[A-Za-z0-9_\-]{8,}"),
     (
         "openai-key",
-        re.compile(
-            r"(?<![A-Za-z0-9])sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{16,}|(?!ant-)(?=[A-Za-z_\-]*\d)[A-Za-z0-9_\-]{16,})"
-        ),
+        r"(?<![A-Za-z0-9])sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{16,}|(?!ant-)(?=[A-Za-z_\-]*\d)[A-Za-z0-9_\-]{16,})",
     ),
-    (
-        "bearer",
-        re.compile(r"Bearer\s+(?:(?=[A-Za-z._~+/=\-]*\d)[A-Za-z0-9._~+/=\-]{8,}|[A-Za-z0-9._~+/=\-]{16,})"),
-    ),
-    ("aws-access-key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
-    ("gcp-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b")),
-    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")),
-    (
-        "private-key",
-        re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----(?:.*?-----END [A-Z ]*PRIVATE KEY-----)?", re.S),
-    ),
-    ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})")),
-    ("slack-token", re.compile(r"\bxox[baprs]-[A-Za-z0-9-]{10,}")),
+    ("bearer", r"Bearer\s+(?:(?=[A-Za-z._~+/=\-]*\d)[A-Za-z0-9._~+/=\-]{8,}|[A-Za-z0-9._~+/=\-]{16,})"),
+    ("aws-access-key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
+    ("gcp-api-key", r"\bAIza[0-9A-Za-z_\-]{35}\b"),
+    ("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
+    ("private-key", r"(?s)-----BEGIN [A-Z ]*PRIVATE KEY-----(?:.*?-----END [A-Z ]*PRIVATE KEY-----)?"),
+    ("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})"),
+    ("slack-token", r"\bxox[baprs]-[A-Za-z0-9-]{10,}"),
 )
 # Text without one of these cannot hold a shape above: one scan skips them all.
 _SIGNS = re.compile(r"sk-|Bearer|AKIA|ASIA|AIza|eyJ|PRIVATE KEY|gh[pousr]_|github_pat_|xox[baprs]-")
@@ -48,34 +41,38 @@ _SIGNS = re.compile(r"sk-|Bearer|AKIA|ASIA|AIza|eyJ|PRIVATE KEY|gh[pousr]_|githu
 # along as for a literal prefix); the words just before it are checked by ``secret_span``, which
 # gives the ``secret`` group alone, so "aws_secret_access_key = <REDACTED:aws-secret-key>" still
 # reads as it did. A shape is tried only on text that holds one of its words at all.
-CONTEXT_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+_CONTEXT_SHAPES: tuple[tuple[str, str], ...] = (
     (
         # 40 characters of base64 with upper case, lower case and a digit (a hex digest has no upper
         # case), within 40 characters after "aws" or "secret" on the same line.
         "aws-secret-key",
-        re.compile(
-            r"(?<![A-Za-z0-9/+])(?P<secret>(?=[A-Za-z0-9/+]{0,39}[A-Z])(?=[A-Za-z0-9/+]{0,39}[a-z])"
-            r"(?=[A-Za-z0-9/+]{0,39}\d)[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
-        ),
+        r"(?<![A-Za-z0-9/+])(?P<secret>(?=[A-Za-z0-9/+]{0,39}[A-Z])(?=[A-Za-z0-9/+]{0,39}[a-z])"
+        r"(?=[A-Za-z0-9/+]{0,39}\d)[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
     ),
     (
         # A value assigned to a word that names a credential, when it reads as random: 20 or more
         # characters with upper case, lower case and digits, no dot (``Client.AuthParams``), and
         # ``MIN_ENTROPY`` bits per character.
         "secret",
-        re.compile(
-            r"[:=]\s*\\?[\"']?(?P<secret>(?=[\w\-+/=]{0,80}[A-Z])(?=[\w\-+/=]{0,80}[a-z])(?=[\w\-+/=]{0,80}\d)"
-            r"[\w\-+/=]{20,})(?![\w\-+/=.])"
-        ),
+        r"[:=]\s*\\?[\"']?(?P<secret>(?=[\w\-+/=]{0,80}[A-Z])(?=[\w\-+/=]{0,80}[a-z])(?=[\w\-+/=]{0,80}\d)"
+        r"[\w\-+/=]{20,})(?![\w\-+/=.])",
     ),
 )
 _BEFORE = {
-    "aws-secret-key": re.compile(r"(?i:aws|secret)[^\n]{0,40}\Z"),
-    "secret": re.compile(r"(?i:key|secret|token|passw(?:or)?d|credential|auth)[\"']?\s*\Z"),
+    "aws-secret-key": r"(?i:aws|secret)[^\n]{0,40}\Z",
+    "secret": r"(?i:key|secret|token|passw(?:or)?d|credential|auth)[\"']?\s*\Z",
 }
 _NAMES = ("key", "secret", "token", "password", "passwd", "credential", "auth")  # _BEFORE's, lower case
-SECRET_PATTERNS += CONTEXT_PATTERNS
-_PATTERN_KIND = {id(pattern): kind for kind, pattern in CONTEXT_PATTERNS}
+Shape = tuple[str, re.Pattern[str]]  # (kind, compiled regex)
+
+
+@functools.cache
+def _shapes() -> tuple[tuple[Shape, ...], tuple[Shape, ...], dict[int, str]]:
+    """The key shapes and the context shapes compiled, and each context shape's kind by its id."""
+    keys = tuple((kind, re.compile(source)) for kind, source in _KEY_SHAPES)
+    context = tuple((kind, re.compile(source)) for kind, source in _CONTEXT_SHAPES)
+    return keys, context, {id(pattern): kind for kind, pattern in context}
+
 
 MIN_SECRET = 6  # shorter values are learned as nothing: they would blank ordinary words
 MIN_SHAPE = 15  # no built-in shape matches shorter text ("sk-ant-" and 8, "Bearer " and 8, "xoxb-" and 10)
@@ -87,21 +84,22 @@ MIN_ENTROPY = 4.0  # bits per character: a random base64 token has ~5, "Authoriz
 def may_hold_shape(data: bytes) -> bool:
     """Whether any built-in shape matches text inside ``data`` (a body's JSON, a file's bytes)."""
     text = data.decode("latin-1")  # one character per byte: every ASCII shape reads as it is
+    context = _shapes()[1]
     return any(
-        (kind, pattern) not in CONTEXT_PATTERNS or pattern.search(text) is not None
+        (kind, pattern) not in context or pattern.search(text) is not None
         for kind, pattern in shapes_to_try(text)
     )
 
 
-def shapes_to_try(text: str) -> Iterator[tuple[str, re.Pattern[str]]]:
+def shapes_to_try(text: str) -> Iterator[Shape]:
     """The built-in shapes that may match ``text``, judged by cheap scans: most often none."""
     if _SIGNS.search(text):
-        yield from SECRET_PATTERNS[: -len(CONTEXT_PATTERNS)]
+        yield from _shapes()[0]
     lower = text.lower()
     if "aws" in lower or "secret" in lower:
-        yield CONTEXT_PATTERNS[0]
+        yield _shapes()[1][0]
     if _assigned(lower):
-        yield CONTEXT_PATTERNS[1]
+        yield _shapes()[1][1]
 
 
 def _assigned(lower: str) -> bool:
@@ -120,11 +118,11 @@ def _assigned(lower: str) -> bool:
 def secret_span(pattern: re.Pattern[str], match: re.Match[str]) -> tuple[int, int] | None:
     """The part of a shape's match that is the secret, or None when it is not one after all: the
     words a context shape needs are not just before it, or an assigned value is not random."""
-    kind = _PATTERN_KIND.get(id(pattern))
+    kind = _shapes()[2].get(id(pattern))
     if kind is None:
         return match.span()
     start, end = match.span("secret")
-    if not _BEFORE[kind].search(match.string, max(0, match.start() - 60), match.start()):
+    if not re.compile(_BEFORE[kind]).search(match.string, max(0, match.start() - 60), match.start()):
         return None
     if kind == "secret" and _entropy(match.group("secret")) < MIN_ENTROPY:
         return None

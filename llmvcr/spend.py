@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ._summary import plural
+from ._values import Value
 from .cassette import Cassette, Entry
 from .session import Session
 from .usage import PRICES_HINT, cost_of, prices_available, tokens_of
@@ -25,8 +26,8 @@ from .writer import atomic_write
 __all__ = ["Ledger", "Tally", "cassette_cost", "recorded_entries"]
 
 
-@dataclass
-class Tally:
+@dataclass(eq=False, repr=False)
+class Tally(Value):
     """Calls, tokens and list-price dollars; ``unpriced`` calls had no known price."""
 
     calls: int = 0
@@ -72,8 +73,10 @@ def cassette_cost(cassette: Cassette) -> Tally:
     return Tally().add(cassette.entry(i) for i in range(len(cassette)))
 
 
-@dataclass
-class PerTest:
+@dataclass(eq=False, repr=False)
+class PerTest(Value):
+    """One test's tokens and list-price cost, replayed and recorded."""
+
     test: str
     replayed: Tally = field(default_factory=Tally)
     recorded: Tally = field(default_factory=Tally)

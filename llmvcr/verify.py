@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._values import FrozenValue, Value
 from .cassette import Cassette, Entry
 from .sse import parse_events
 
@@ -76,8 +77,8 @@ def _parent(path: str) -> str:
     return path[:cut] if cut > 0 else ""
 
 
-@dataclass(frozen=True)
-class Drift:
+@dataclass(frozen=True, eq=False, repr=False)
+class Drift(FrozenValue):
     """One change in the shape of the answer to a recorded request."""
 
     entry: int
@@ -139,8 +140,8 @@ def compare_streams(before: list[Any], after: list[Any], entry: int, call: str) 
     return out
 
 
-@dataclass
-class Target:
+@dataclass(eq=False, repr=False)
+class Target(Value):
     """Where requests go and with which keys: ``base_urls`` per provider (``"*"``: any)."""
 
     base_urls: dict[str, str] = field(default_factory=dict)
@@ -167,8 +168,8 @@ class Target:
         return {live[3]: f"Bearer {key}" if live[3] == "authorization" else key}
 
 
-@dataclass
-class Report:
+@dataclass(eq=False, repr=False)
+class Report(Value):
     """One cassette: the requests sent again, the drift found, and what could not be checked."""
 
     path: str

@@ -187,11 +187,11 @@ def write_over(cassette: Cassette, path: str | os.PathLike[str]) -> str:
     return path
 
 
-_HASH = re.compile(r"(?:^|[ \t])#", re.MULTILINE)
-_ENTRIES_LINE = re.compile(rb"^entries:[ \t]*(?:#[^\n]*)?\n", re.MULTILINE)
+_HASH = r"(?m)(?:^|[ \t])#"  # these compile when first used (re keeps them): replay never writes
+_ENTRIES_LINE = rb"(?m)^entries:[ \t]*(?:#[^\n]*)?\n"
 # blank and comment lines, then "- " at column 0: the entries are a block list, as llmvcr writes it
-_FIRST_ITEM = re.compile(rb"\A(?:[ \t]*(?:#[^\n]*)?\n)*-[ \n]")
-_TOP_LEVEL = re.compile(rb"^[^\s#-]", re.MULTILINE)  # a line that would start another top-level key
+_FIRST_ITEM = rb"\A(?:[ \t]*(?:#[^\n]*)?\n)*-[ \n]"
+_TOP_LEVEL = rb"(?m)^[^\s#-]"  # a line that would start another top-level key
 
 
 def split_entries(data: bytes, others: dict[str, Any]) -> tuple[bytes, bytes] | None:
@@ -199,13 +199,13 @@ def split_entries(data: bytes, others: dict[str, Any]) -> tuple[bytes, bytes] | 
     entries come last as a block list at column 0 (then only its end marker), else None. The small
     text above the entries is read back and must hold every other top-level key (``others``), so
     the rest is the entries."""
-    found = max(_ENTRIES_LINE.finditer(data), key=lambda m: m.start(), default=None)
+    found = max(re.finditer(_ENTRIES_LINE, data), key=lambda m: m.start(), default=None)
     if found is None:
         return None
     tail = data[found.end() :]
     stripped = without_trailer(tail)  # a file written before the end marker has none
     tail = tail if stripped is None else stripped
-    if not _FIRST_ITEM.match(tail) or _TOP_LEVEL.search(tail) or not tail.endswith(b"\n"):
+    if not re.match(_FIRST_ITEM, tail) or re.search(_TOP_LEVEL, tail) or not tail.endswith(b"\n"):
         return None
     import yaml  # PyYAML on first use (never at import: a JSON replay does not need it)
 
@@ -218,7 +218,7 @@ def split_entries(data: bytes, others: dict[str, Any]) -> tuple[bytes, bytes] | 
 
 def has_comments(text: str) -> bool:
     """Whether YAML ``text`` has a comment: a ``#`` outside every scalar (not a heading in an answer)."""
-    if not _HASH.search(text):
+    if not re.search(_HASH, text):
         return False
     import yaml
 
@@ -232,7 +232,7 @@ def has_comments(text: str) -> bool:
         return False
     starts = [start for start, _ in spans]
     for number, line in enumerate(text.split("\n")):
-        for match in _HASH.finditer(line):
+        for match in re.finditer(_HASH, line):
             at = (number, match.end() - 1)
             i = bisect.bisect_right(starts, at) - 1
             if i < 0 or at >= spans[i][1]:

@@ -16,6 +16,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._values import Value
 from ..errors import SDKChangedWarning
 from ..http_request import body_bytes, parse_body, request_from_wire, without_userinfo
 from . import _internals
@@ -33,8 +34,8 @@ __all__ = [
 ]
 
 
-@dataclass
-class HttpProvider:
+@dataclass(eq=False, repr=False)
+class HttpProvider(Value):
     """An SDK whose calls reach the network through ``httpx2``/``httpx`` ``Client.send``.
 
     ``funnels`` name the SDK methods (``"module:Class.method"``, async ones apart) that every

@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from .._values import FrozenValue
 from ..entries import Request, Response
 from ..errors import AnswerShapeError, TruncatedStreamError
 from . import anthropic, google, openai
@@ -30,8 +31,8 @@ Event = dict[str, Any]
 JSON = dict[str, Any]
 
 
-@dataclass(frozen=True)
-class WireFormat:
+@dataclass(frozen=True, eq=False, repr=False)
+class WireFormat(FrozenValue):
     """One provider's wire format; ``name`` is the provider name its entries carry."""
 
     name: str
