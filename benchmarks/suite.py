@@ -375,8 +375,8 @@ def main(argv: list[str]) -> int:
     if args.profile:
         profile(args.tests)
     elif args.startup:
-        with tempfile.TemporaryDirectory(prefix="llmvcr-suite-") as folder:
-            suite = Suite(folder, args.tests)
+        with tempfile.TemporaryDirectory(prefix="llmvcr-suite-") as temporary:
+            suite = Suite(args.keep or temporary, args.tests)
             suite.generate()
             suite.record(("llmvcr YAML",))  # the one tool start-up runs (no peer needs installing)
             startup(suite, runs=args.rounds)

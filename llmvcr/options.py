@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
-from typing import Any, Literal, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from ._values import FrozenValue, Value
 from .age import EXPIRY_POLICIES, UNPLAYED_POLICIES, parse_age
@@ -42,30 +42,32 @@ REWRITE = (
 )
 
 
-class CassetteOptions(TypedDict, total=False):
-    """The keyword options of ``use_cassette``/``recording``, for ``**options: Unpack[CassetteOptions]``."""
+if TYPE_CHECKING:  # for type checkers only: a TypedDict compiles each key's annotation when made (1.5 ms)
 
-    record_mode: RecordMode
-    mode: MatchMode
-    match_on: MatcherSpec | Sequence[MatcherSpec]
-    ignore: str | Sequence[str]
-    placeholders: Sequence[Placeholder] | None
-    on_divergence: DivergencePolicy
-    seed: str | None
-    allow_playback_repeats: bool
-    before_record: BeforeRecord | None
-    filter_headers: str | Sequence[str]
-    redact: str | re.Pattern[str] | Sequence[str | re.Pattern[str]]
-    replay_speed: float | None
-    prune: bool
-    allow_unrecognized: str | Sequence[str]
-    redact_keep: str | re.Pattern[str] | Sequence[str | re.Pattern[str]]
-    layout: Layout | None
-    on_unplayed: Literal["warn", "fail", "ignore"] | None
-    max_age: str | timedelta | float | None
-    expiry: Literal["warn", "fail", "re-record"] | None
-    on_stale: Literal["report", "fail"]
-    recorded_match_on: Sequence[str] | None
+    class CassetteOptions(TypedDict, total=False):
+        """The keyword options of ``use_cassette``/``recording``: ``**options: Unpack[CassetteOptions]``."""
+
+        record_mode: RecordMode
+        mode: MatchMode
+        match_on: MatcherSpec | Sequence[MatcherSpec]
+        ignore: str | Sequence[str]
+        placeholders: Sequence[Placeholder] | None
+        on_divergence: DivergencePolicy
+        seed: str | None
+        allow_playback_repeats: bool
+        before_record: BeforeRecord | None
+        filter_headers: str | Sequence[str]
+        redact: str | re.Pattern[str] | Sequence[str | re.Pattern[str]]
+        replay_speed: float | None
+        prune: bool
+        allow_unrecognized: str | Sequence[str]
+        redact_keep: str | re.Pattern[str] | Sequence[str | re.Pattern[str]]
+        layout: Layout | None
+        on_unplayed: Literal["warn", "fail", "ignore"] | None
+        max_age: str | timedelta | float | None
+        expiry: Literal["warn", "fail", "re-record"] | None
+        on_stale: Literal["report", "fail"]
+        recorded_match_on: Sequence[str] | None
 
 
 @dataclass(slots=True, eq=False, repr=False)

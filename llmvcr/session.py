@@ -46,7 +46,7 @@ class Caller(Protocol):
     def sdk_version(self) -> str | None: ...
 
 
-@dataclass(slots=True, eq=False)
+@dataclass(slots=True, eq=False, repr=False)  # compared and shown as itself: one per call
 class Decision:
     """One call's answer: serve ``entry``, raise ``fault``, or go live and :meth:`record` the reply."""
 

@@ -230,26 +230,27 @@ def check_count(document: dict[str, Any], path: str) -> None:
         )
 
 
-_COUNT_LINE = re.compile(rb"^(" + COUNT_FIELD.encode() + rb"[ \t]*:[ \t]*)[^\s#]*", re.MULTILINE)
-_VERSION_LINE = re.compile(rb"^version[ \t]*:.*\n", re.MULTILINE)
+# The patterns that edit a file's text compile when a file is first written (``re`` keeps them).
+_COUNT_LINE = rb"(?m)^(" + COUNT_FIELD.encode() + rb"[ \t]*:[ \t]*)[^\s#]*"
+_VERSION_LINE = rb"(?m)^version[ \t]*:.*\n"
 
 
 def set_count(data: bytes, count: int, path: str) -> bytes:
     """A YAML cassette's text with its entry count set to ``count`` and its end marker promised,
     every other byte unchanged (comments and a hand-made layout stay)."""
-    found = _COUNT_LINE.search(data)
+    found = re.search(_COUNT_LINE, data)
     if found:
         data = data[: found.end(1)] + str(count).encode() + data[found.end() :]
     else:
-        version = _VERSION_LINE.search(data)
+        version = re.search(_VERSION_LINE, data)
         if version is None:
             raise CassetteFormatError(
                 path, "no 'version:' line at the top to write the count after", field="version"
             )
         line = f"{COUNT_FIELD}: {count}\n".encode()
         data = data[: version.end()] + line + data[version.end() :]
-    if _MARKER_LINE.search(data) is None:
-        after = _COUNT_LINE_WHOLE.search(data)
+    if re.search(_MARKER_LINE, data) is None:
+        after = re.search(_COUNT_LINE_WHOLE, data)
         assert after is not None  # written just above
         data = data[: after.end()] + f"{END_MARKER}: true\n".encode() + data[after.end() :]
     return data
@@ -273,12 +274,12 @@ def without_trailer(text: bytes) -> bytes | None:
 def _trailer_at(data: bytes) -> int | None:
     body = data.rstrip(b" \t\r\n")  # an editor may add or drop the last newline
     start = body.rfind(b"\n") + 1
-    return start if _TRAILER_LINE.fullmatch(body, start) else None
+    return start if re.compile(_TRAILER_LINE).fullmatch(body, start) else None
 
 
-_COUNT_LINE_WHOLE = re.compile(rb"^" + COUNT_FIELD.encode() + rb"[ \t]*:.*\n", re.MULTILINE)
-_MARKER_LINE = re.compile(rb"^" + END_MARKER.encode() + rb"[ \t]*:", re.MULTILINE)
-_TRAILER_LINE = re.compile(END_KEY.encode() + rb"[ \t]*:[ \t]*true[ \t]*(?:#[^\n]*)?")
+_COUNT_LINE_WHOLE = rb"(?m)^" + COUNT_FIELD.encode() + rb"[ \t]*:.*\n"
+_MARKER_LINE = rb"(?m)^" + END_MARKER.encode() + rb"[ \t]*:"
+_TRAILER_LINE = END_KEY.encode() + rb"[ \t]*:[ \t]*true[ \t]*(?:#[^\n]*)?"
 
 
 # -- nesting and value types inside entries ----------------------------------------------------
