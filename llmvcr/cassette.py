@@ -79,6 +79,7 @@ class Cassette:
         self._items: list[Entry | Mapping[str, Any] | None] = []
         self._later: Callable[[int], Mapping[str, Any]] | None = None
         self._later_hashes: dict[int, str] = {}  # position -> the stored hash of an entry not yet read
+        self._later_providers: dict[int, Any] = {}  # position -> the stored provider of one not yet read
         self._checked: dict[int, Entry] = {}  # position -> the entry checking the file built from its mapping
         self._index: dict[str, list[int]] = {}
         self._plays: list[int] = []
@@ -92,10 +93,11 @@ class Cassette:
         self._items.append(raw)
         self._plays.append(0)
 
-    def add_later(self, later: Callable[[int], Mapping[str, Any]], request_hash: str) -> None:
+    def add_later(self, later: Callable[[int], Mapping[str, Any]], request_hash: str, provider: Any) -> None:
         """Add a loaded entry whose mapping ``later(position)`` gives when it is first read."""
         self._later = later
         self._later_hashes[len(self._items)] = request_hash
+        self._later_providers[len(self._items)] = provider
         self._index.setdefault(request_hash, []).append(len(self._items))
         self._items.append(None)
         self._plays.append(0)
@@ -120,6 +122,7 @@ class Cassette:
             self._items.clear()
             self._checked.clear()
             self._later_hashes.clear()
+            self._later_providers.clear()
             self._index.clear()
             self._plays.clear()
 
@@ -144,6 +147,14 @@ class Cassette:
         if item is None:
             return self._later_hashes[position]
         return item.request_hash if isinstance(item, Entry) else str(item["request_hash"])
+
+    def stored_provider(self, position: int) -> Any:
+        """The entry's stored ``provider``, without building or unpacking it (a linear file's
+        references are inside request bodies only)."""
+        item = self._items[position]
+        if item is None:
+            return self._later_providers[position]
+        return item.provider if isinstance(item, Entry) else item.get("provider")
 
     def raw(self, position: int) -> Entry | Mapping[str, Any]:
         """The entry as stored: an Entry, or the mapping it will be built from."""

@@ -30,8 +30,7 @@ def positions(cassette: Cassette, method: str, url: str) -> list[int]:
     path, query = url_key(url)
     found = []
     for i in range(len(cassette)):
-        raw = cassette.raw(i)
-        if (raw.provider if isinstance(raw, Entry) else raw.get("provider")) != OTHER:
+        if cassette.stored_provider(i) != OTHER:  # no entry of an LLM's is read, nor a linear one unpacked
             continue
         request = cassette.entry(i).request
         if request.method == method.upper() and request.path == path and tuple(request.query) == query:
@@ -43,8 +42,7 @@ def hosts(cassette: Cassette) -> set[str]:
     """The hosts of the non-LLM calls a cassette recorded."""
     out = set()
     for i in range(len(cassette)):
-        raw = cassette.raw(i)
-        if (raw.provider if isinstance(raw, Entry) else raw.get("provider")) == OTHER:
+        if cassette.stored_provider(i) == OTHER:
             out.add(urlsplit(cassette.entry(i).request.path).hostname or "")
     return out
 

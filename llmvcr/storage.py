@@ -200,7 +200,7 @@ def cassette_from_document(
     for position, raw in enumerate(entries):
         fresh = stale.get(position)
         if later is not None:  # the hash a reference leaves as written
-            cassette.add_later(later, fresh or raw["request_hash"])
+            cassette.add_later(later, fresh or raw["request_hash"], raw.get("provider"))
             continue
         if fresh is not None:
             raw = {**raw, "request_hash": fresh}  # a new mapping: the parsed document stays as read

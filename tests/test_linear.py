@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 import llmvcr
-from llmvcr import schema, storage
+from llmvcr import other_calls, schema, storage
 from llmvcr.cli import main as cli
 from llmvcr.errors import EditedCassetteWarning
 from llmvcr.linear import MIN_BYTES, Unpacker, pack, unpack, without
@@ -417,3 +417,20 @@ def test_the_play_log_reads_a_cached_linear_files_hashes_without_unpacking_it(
     assert [cassette.stored_hash(i) for i in range(len(cassette))] == hashes
     with pytest.raises(TypeError):  # the entries were not read: this load came from the parse cache
         cassette.entry(1)
+
+
+def test_a_call_no_provider_claims_is_looked_up_without_unpacking_a_cached_linear_file(
+    tmp_path: Path, anthropic_client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Finding a recorded non-LLM call reads each entry's stored provider, not the entry."""
+    path = tmp_path / "loop.yaml"
+    record(anthropic_client, path, 3)
+    providers = [e.provider for e in llmvcr.load_cassette(path).entries]  # checks and stores the file
+    cassette = llmvcr.load_cassette(path)
+    monkeypatch.setattr(Unpacker, "entry", None)  # reading an entry now would fail
+    assert providers and set(providers) == {"anthropic"}
+    assert [cassette.stored_provider(i) for i in range(len(cassette))] == providers
+    assert other_calls.positions(cassette, "GET", "http://127.0.0.1:1/health") == []
+    assert other_calls.hosts(cassette) == set()
+    with pytest.raises(TypeError):  # and none was read
+        cassette.entry(0)
