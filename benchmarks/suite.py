@@ -123,8 +123,8 @@ class Suite:
             raise SystemExit(f"{tool} ({mode}) failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
         return wall
 
-    def record(self, tools: tuple[str, ...] = tuple(TOOLS)) -> None:
-        for tool in tools:
+    def record(self, tools: tuple[str, ...] | None = None) -> None:
+        for tool in tools or tuple(TOOLS):
             if tool == "floor" or tool in SHARES_CASSETTES:
                 continue
             progress(f"recording {tool}\n")
