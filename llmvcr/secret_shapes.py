@@ -62,6 +62,7 @@ _BEFORE = {
     "aws-secret-key": r"(?i:aws|secret)[^\n]{0,40}\Z",
     "secret": r"(?i:key|secret|token|passw(?:or)?d|credential|auth)[\"']?\s*\Z",
 }
+_CONTEXT_KINDS = frozenset(kind for kind, _ in _CONTEXT_SHAPES)
 _NAMES = ("key", "secret", "token", "password", "passwd", "credential", "auth")  # _BEFORE's, lower case
 Shape = tuple[str, re.Pattern[str]]  # (kind, compiled regex)
 
@@ -84,11 +85,8 @@ MIN_ENTROPY = 4.0  # bits per character: a random base64 token has ~5, "Authoriz
 def may_hold_shape(data: bytes) -> bool:
     """Whether any built-in shape matches text inside ``data`` (a body's JSON, a file's bytes)."""
     text = data.decode("latin-1")  # one character per byte: every ASCII shape reads as it is
-    context = _shapes()[1]
-    return any(
-        (kind, pattern) not in context or pattern.search(text) is not None
-        for kind, pattern in shapes_to_try(text)
-    )
+    tried = shapes_to_try(text)  # a context shape must match; a key shape's sign is enough
+    return any(kind not in _CONTEXT_KINDS or pattern.search(text) is not None for kind, pattern in tried)
 
 
 def shapes_to_try(text: str) -> Iterator[Shape]:

@@ -450,3 +450,14 @@ def test_a_key_spelled_out_across_stream_events_is_never_written(
         replayed = streamed_text()
     assert not [f for f in forms(secret) if f.decode() in replayed], replayed
     assert "<REDACTED:" in replayed
+
+
+def test_the_key_shapes_are_compiled_only_when_text_shows_a_sign_of_one() -> None:
+    """A body with no sign of a key (most of them) is judged by one scan; the shapes wait."""
+    from llmvcr import secret_shapes
+
+    secret_shapes._shapes.cache_clear()
+    assert not secret_shapes.may_hold_shape(b'{"max_tokens": 256, "messages": [{"content": "hi"}]}')
+    assert secret_shapes._shapes.cache_info().currsize == 0
+    assert secret_shapes.may_hold_shape(b'{"note": "sk-ant-api03-abc123def456ghi"}')
+    assert secret_shapes._shapes.cache_info().currsize == 1
