@@ -78,8 +78,8 @@ class Cassette:
         # mapping ``_later`` gives when first asked for (a linear file's entry, unpacked then).
         self._items: list[Entry | Mapping[str, Any] | None] = []
         self._later: Callable[[int], Mapping[str, Any]] | None = None
-        self._later_hashes: dict[int, str] = {}  # position -> the stored hash of an entry not yet read
-        self._later_providers: dict[int, Any] = {}  # position -> the stored provider of one not yet read
+        # position -> (stored hash, stored provider) of an entry not yet read
+        self._later_stored: dict[int, tuple[str, Any]] = {}
         self._checked: dict[int, Entry] = {}  # position -> the entry checking the file built from its mapping
         self._index: dict[str, list[int]] = {}
         self._plays: list[int] = []
@@ -96,8 +96,7 @@ class Cassette:
     def add_later(self, later: Callable[[int], Mapping[str, Any]], request_hash: str, provider: Any) -> None:
         """Add a loaded entry whose mapping ``later(position)`` gives when it is first read."""
         self._later = later
-        self._later_hashes[len(self._items)] = request_hash
-        self._later_providers[len(self._items)] = provider
+        self._later_stored[len(self._items)] = (request_hash, provider)
         self._index.setdefault(request_hash, []).append(len(self._items))
         self._items.append(None)
         self._plays.append(0)
@@ -121,8 +120,7 @@ class Cassette:
         with self._lock:
             self._items.clear()
             self._checked.clear()
-            self._later_hashes.clear()
-            self._later_providers.clear()
+            self._later_stored.clear()
             self._index.clear()
             self._plays.clear()
 
@@ -145,7 +143,7 @@ class Cassette:
         """The entry's stored ``request_hash``, without building or unpacking it."""
         item = self._items[position]
         if item is None:
-            return self._later_hashes[position]
+            return self._later_stored[position][0]
         return item.request_hash if isinstance(item, Entry) else str(item["request_hash"])
 
     def stored_provider(self, position: int) -> Any:
@@ -153,7 +151,7 @@ class Cassette:
         references are inside request bodies only)."""
         item = self._items[position]
         if item is None:
-            return self._later_providers[position]
+            return self._later_stored[position][1]
         return item.provider if isinstance(item, Entry) else item.get("provider")
 
     def raw(self, position: int) -> Entry | Mapping[str, Any]:
@@ -243,7 +241,7 @@ class Cassette:
         checked = {new: self._checked[old] for new, old in enumerate(keep) if old in self._checked}
         with self._lock:
             self._items, self._plays, self._index, self._checked = [], [], {}, checked
-            self._later_hashes.clear()  # every kept entry was read above
+            self._later_stored.clear()  # every kept entry was read above
             for item, h, plays_n in zip(items, hashes, plays, strict=False):
                 self._index.setdefault(h, []).append(len(self._items))
                 self._items.append(item)

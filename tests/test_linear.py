@@ -13,6 +13,7 @@ import yaml
 
 import llmvcr
 from llmvcr import other_calls, schema, storage
+from llmvcr.cassette import Cassette, Entry
 from llmvcr.cli import main as cli
 from llmvcr.errors import EditedCassetteWarning
 from llmvcr.linear import MIN_BYTES, Unpacker, pack, unpack, without
@@ -406,15 +407,23 @@ def test_the_layout_option_is_checked() -> None:
         llmvcr.use_cassette("x", layout="flat")  # type: ignore[typeddict-item]
 
 
+def _from_the_parse_cache(
+    client: Any, path: Path, questions: int, monkeypatch: pytest.MonkeyPatch
+) -> tuple[list[Entry], Cassette]:
+    """A recorded linear file's entries as a first load checks them, and a second load of it (a
+    parse-cache hit) whose entries fail if unpacked."""
+    record(client, path, questions)
+    entries = llmvcr.load_cassette(path).entries  # checks and stores the file
+    cassette = llmvcr.load_cassette(path)
+    monkeypatch.setattr(Unpacker, "entry", None)  # reading an entry now would fail
+    return entries, cassette
+
+
 def test_the_play_log_reads_a_cached_linear_files_hashes_without_unpacking_it(
     tmp_path: Path, anthropic_client: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = tmp_path / "loop.yaml"
-    record(anthropic_client, path, 2)
-    hashes = [e.request_hash for e in llmvcr.load_cassette(path).entries]  # checks and stores the file
-    cassette = llmvcr.load_cassette(path)
-    monkeypatch.setattr(Unpacker, "entry", None)  # reading an entry now would fail
-    assert [cassette.stored_hash(i) for i in range(len(cassette))] == hashes
+    entries, cassette = _from_the_parse_cache(anthropic_client, tmp_path / "loop.yaml", 2, monkeypatch)
+    assert [cassette.stored_hash(i) for i in range(len(cassette))] == [e.request_hash for e in entries]
     with pytest.raises(TypeError):  # the entries were not read: this load came from the parse cache
         cassette.entry(1)
 
@@ -423,11 +432,8 @@ def test_a_call_no_provider_claims_is_looked_up_without_unpacking_a_cached_linea
     tmp_path: Path, anthropic_client: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Finding a recorded non-LLM call reads each entry's stored provider, not the entry."""
-    path = tmp_path / "loop.yaml"
-    record(anthropic_client, path, 3)
-    providers = [e.provider for e in llmvcr.load_cassette(path).entries]  # checks and stores the file
-    cassette = llmvcr.load_cassette(path)
-    monkeypatch.setattr(Unpacker, "entry", None)  # reading an entry now would fail
+    entries, cassette = _from_the_parse_cache(anthropic_client, tmp_path / "loop.yaml", 3, monkeypatch)
+    providers = [e.provider for e in entries]
     assert providers and set(providers) == {"anthropic"}
     assert [cassette.stored_provider(i) for i in range(len(cassette))] == providers
     assert other_calls.positions(cassette, "GET", "http://127.0.0.1:1/health") == []
