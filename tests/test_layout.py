@@ -1,5 +1,6 @@
 """The layout DESIGN.md draws: no import cycle, no module over 400 lines, no function-level import
-to dodge one, no private name used across modules."""
+to dodge one, no private name used across modules, no module importing its own package's
+``__init__``."""
 
 from __future__ import annotations
 
@@ -149,14 +150,35 @@ def test_no_private_name_used_across_modules() -> None:
     assert not bad, "private names used across modules:\n" + "\n".join(bad)
 
 
+def find_own_package_imports(package: Path = PACKAGE) -> list[str]:
+    """A name (not a submodule) a module imports from the ``__init__`` of a package it is inside: the
+    ``__init__`` imports its submodules, so such an import is a cycle the graph above cannot see."""
+    modules = _modules(package)
+    known = set(modules)
+    bad = []
+    for module, (path, tree) in modules.items():
+        for target, line, name in _imports(module, path, tree, known):
+            if name and module.startswith(target + "."):
+                bad.append(f"{module}:{line} imports {name} from its package {target}")
+    return bad
+
+
+def test_no_module_imports_its_own_package_init() -> None:
+    bad = find_own_package_imports()
+    assert not bad, "imports from a module's own package __init__:\n" + "\n".join(bad)
+
+
 def test_the_checks_catch_what_they_look_for(tmp_path: Path) -> None:
     package = tmp_path / "llmvcr"
     package.mkdir()
-    (package / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("from .c import shared\n")
     (package / "a.py").write_text("from .b import thing\n_hidden = 1\n")
+    (package / "c.py").write_text("shared = 1\n")
+    (package / "d.py").write_text("from . import a, shared\nfrom llmvcr import c\n")
     (package / "b.py").write_text("from . import a\nfrom .a import _hidden\nthing = a._hidden\n")
     assert find_cycles(package) == [["llmvcr.a", "llmvcr.b", "llmvcr.a"]]
     assert find_private_uses(package) == [
         "llmvcr.b:2 imports _hidden from llmvcr.a",
         "llmvcr.b:3 uses a._hidden",
     ]
+    assert find_own_package_imports(package) == ["llmvcr.d:1 imports shared from its package llmvcr"]

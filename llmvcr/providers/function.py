@@ -15,9 +15,9 @@ from ..cassette import Request, Response
 from ..errors import RecordedCallError
 from ..redact import is_credential_header
 from ..session import Decision
-from . import register_provider
 from ._patch import Patch, resolve_attr
 from .base import decide, outer_call, package_version, watching
+from .registry import register_provider
 
 Serialize = Callable[[Any], Any]
 Deserialize = Callable[[Any], Any]
