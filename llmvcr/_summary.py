@@ -14,7 +14,7 @@ from typing import Any
 
 from ._stale_report import StaleCassette, stale_lines
 from ._values import Value
-from .freshness import Finding
+from .freshness import Finding, unplayed_policy
 from .session import Session
 from .usage import cost_of, tokens_of
 
@@ -88,7 +88,7 @@ class RunSummary(Value):
             if session.writes:
                 self.written.add(session.path)
             if session.path and session.persist:
-                if unplayed:
+                if unplayed and unplayed_policy(session) != "ignore":  # accepted: never offered to prune
                     self.unplayed[session.path] = unplayed
                 else:
                     self.unplayed.pop(session.path, None)

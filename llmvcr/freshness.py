@@ -190,6 +190,12 @@ def _described(raw: Any, position: int) -> str:
     return f"#{position} {method} {where}{model} {request_hash[:15]}"
 
 
+def unplayed_policy(session: Session) -> str:
+    """What is done with the entries a cassette's file holds that no call used: the run's choice
+    (``--llmvcr-on-unplayed``), else the cassette's ``on_unplayed``, else ``"warn"``."""
+    return policy.on_unplayed or session.options.on_unplayed or "warn"
+
+
 def at_close(session: Session, *, failed: bool) -> None:
     """After a cassette closed: warn about, or fail on, the entries its file holds that no call used.
 
@@ -198,7 +204,7 @@ def at_close(session: Session, *, failed: bool) -> None:
     """
     if not session.persist or not session.path:
         return
-    choice = policy.on_unplayed or session.options.on_unplayed or "warn"
+    choice = unplayed_policy(session)
     if session.record_mode == "all":
         if not failed:
             _left_unfilled(session, choice)

@@ -9,6 +9,7 @@ Registered by the llmvcr plugin (``pytest_plugin``); the checks themselves are i
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
@@ -102,6 +103,11 @@ class FreshPlugin:
         usd = config.getoption("llmvcr_record_budget")
         self.budget: Budget | None = None
         if usd is not None:
+            if not math.isfinite(usd) or usd < 0:  # a negative budget would skip every cassette
+                raise pytest.UsageError(
+                    f"--llmvcr-record-budget={usd}: give the most list-price dollars to spend, 0 or more "
+                    "(e.g. --llmvcr-record-budget=0.50)"
+                )
             if not prices_available():
                 raise pytest.UsageError(f"--llmvcr-record-budget needs list prices; {PRICES_HINT}")
             if getattr(config.option, "numprocesses", None):  # each worker would spend the whole budget

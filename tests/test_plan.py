@@ -113,3 +113,20 @@ def test_xdist_workers_hand_their_plan_to_the_controller() -> None:
     assert [[p, c, sorted(t)] for p, c, t, _ in controller.as_json()] == [
         ["/c/a.yaml", "expired", ["t::a", "t::b"]]
     ]
+
+
+@pytest.mark.parametrize("budget", ["-3", "nan", "-inf"])
+def test_a_budget_below_zero_is_refused_before_any_test_runs(
+    pytester: pytest.Pytester, server: Any, monkeypatch: pytest.MonkeyPatch, budget: str
+) -> None:
+    monkeypatch.setenv("LLM_URL", server.url)
+    monkeypatch.setenv("SUITE_SIZE", "2")
+    pytester.makepyfile(test_suite=stale_suite.TESTS)
+    calls = server.request_count
+    result = pytester.runpytest("-p", "no:recording", f"--llmvcr-record-budget={budget}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR  # not a run that skips every cassette
+    result.stderr.fnmatch_lines(
+        [f"*--llmvcr-record-budget={float(budget)}: give the most list-price dollars*"]
+    )
+    assert server.request_count == calls
+    assert not (pytester.path / "cassettes").exists()

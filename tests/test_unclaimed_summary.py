@@ -4,11 +4,13 @@ test_recognition.py and tests/frameworks/test_never_silent.py)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from llmvcr import _summary
+import llmvcr
+from llmvcr import _active, _summary
 
 USER_TESTS = """
 import os, anthropic, httpx2, pytest
@@ -109,3 +111,30 @@ def test_xdist_workers_hand_their_unrecorded_counts_to_the_controller() -> None:
     controller.unrecorded["/c/a.yaml"] = {"api.example.com": 1, "other": 1}
     controller.merge(worker.as_json())
     assert controller.unrecorded["/c/a.yaml"] == {"api.example.com": 3, "other": 1}
+
+
+@pytest.mark.parametrize("on_unplayed", ["warn", "ignore"])
+def test_a_cassette_that_accepts_unused_entries_is_not_offered_to_prune(
+    anthropic_client: Any, server: Any, request: pytest.FixtureRequest, on_unplayed: str, tmp_path: Path
+) -> None:
+    ask = {"model": "claude-sonnet-4-5", "max_tokens": 16}
+    path = str(tmp_path / "accepts-unused.yaml")
+    with llmvcr.use_cassette(path, record_mode="all", on_divergence="live"):
+        for text in ("first", "second"):
+            anthropic_client.messages.create(**ask, messages=[{"role": "user", "content": text}])
+    calls = server.request_count
+    attempts = request.getfixturevalue("no_network")
+    summary = _summary.RunSummary(test="t::replay")
+    _active.add_listener(summary.on_session)
+    try:
+        with llmvcr.use_cassette(path, record_mode="none", on_unplayed=on_unplayed):
+            anthropic_client.messages.create(**ask, messages=[{"role": "user", "content": "first"}])
+    finally:
+        _active.remove_listener(summary.on_session)
+    assert attempts == [] and server.request_count == calls
+    text = "\n".join(summary.lines(verbose=True))
+    assert summary.per_test["t::replay"].unplayed == 1  # still counted for the test
+    if on_unplayed == "ignore":  # accepted by the cassette: nothing to drop
+        assert "llmvcr prune" not in text and "accepts-unused.yaml" not in text, text
+    else:
+        assert "(drop them with: llmvcr prune PATH...):" in text and "accepts-unused.yaml: 1 entry" in text
