@@ -126,6 +126,25 @@ RENAMES: dict[str, dict[str, Rename]] = {
 }  # fmt: skip
 
 
+# Releases that rename an instance attribute where it is set and read, yet leave the class's own
+# declaration of it (an annotation) in place: a check of the class alone still finds the name.
+INSTANCE_KINDS = ("instance", "init")
+INSTANCE_RENAMES: dict[str, dict[str, Rename]] = {
+    family: {
+        "stainless.http_client": Rename(
+            family, ((r"(?<=\.)_client\b(?!\s+import|[\"'])", "_transport_client"),)
+        )
+    }
+    for family in ("anthropic", "openai")
+}
+INSTANCE_RENAMES["openai_ws"] = {  # set in __init__ only: renaming the use renames the attribute
+    "openai.ws_client": Rename("openai", ((r"(?<=self\.)__client\b", "__owner"),), only=RESPONSES)
+}
+INSTANCE_RENAMES["google"] = {  # genai.Client annotates nothing: the same release as in RENAMES
+    "google.api_client": RENAMES["google"]["google.api_client"]
+}
+
+
 class Release(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Loads the package's modules from their own files, rewritten by ``rename``."""
 
@@ -369,7 +388,8 @@ def record_and_replay(sdk: str, urls: dict[str, str], folder: Path, before: str)
 
 def main() -> None:
     args = json.loads(sys.argv[1])
-    release = Release(RENAMES[args["family"]][args["key"]])
+    renames = INSTANCE_RENAMES if args.get("instance") else RENAMES
+    release = Release(renames[args["family"]][args["key"]])
     sys.meta_path.insert(0, release)
     seen: list[str] = []
     with warnings.catch_warnings(record=True) as caught:
@@ -439,7 +459,9 @@ def record_before(urls: dict[str, str], sdks: Sequence[str], folder: Path) -> di
     return out
 
 
-def run_release(family: str, key: str, before: dict[str, Any], folder: Path) -> dict[str, Any]:
+def run_release(
+    family: str, key: str, before: dict[str, Any], folder: Path, instance: bool = False
+) -> dict[str, Any]:
     sdk = SDK[family]
     other = "openai" if sdk == "anthropic" else "anthropic"
     args = {
@@ -452,6 +474,7 @@ def run_release(family: str, key: str, before: dict[str, Any], folder: Path) -> 
         "before": before[sdk][0],
         "other_before": before[other][0],
         "adapter": key == "openai.ws_client" or key in ADAPTER_ONLY,
+        "instance": instance,
     }
     here = Path(__file__).resolve().parent
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(here.parent), str(here)])}
@@ -479,13 +502,16 @@ def names_it(message: str, key: str, dist: str) -> None:
     assert f"Pin {dist}<{version} or upgrade llmvcr" in message, message
 
 
-def check_release(family: str, key: str, before: dict[str, Any], folder: Path) -> None:
-    """Assert the outcome the registry declares for ``key`` after a release renamed it."""
+def check_release(
+    family: str, key: str, before: dict[str, Any], folder: Path, instance: bool = False
+) -> None:
+    """Assert the outcome the registry declares for ``key`` after a release renamed it (``instance``:
+    renamed on the objects alone, see ``INSTANCE_RENAMES``)."""
     from llmvcr.providers import _internals
 
     internal = _internals.declared(key)
     dist = DIST[family]
-    result = run_release(family, key, before, folder)
+    result = run_release(family, key, before, folder, instance)
     target, sdk = result["target"], SDK[family]
     assert result["rewritten"], "the simulated release renamed nothing"
     expected = before[sdk][1]

@@ -48,7 +48,6 @@ FAST_PATH = (
 _BUILD_REQUEST = _internals.attribute("stainless.build_request")
 _BUILD_HEADERS = _internals.attribute("stainless.build_headers")
 _PREPARE_URL = _internals.attribute("stainless.prepare_url")
-_HTTP_CLIENT = _internals.attribute("stainless.http_client")
 _JSON_DATA = _internals.attribute("stainless.json_data")
 _EXTRA_JSON = _internals.attribute("stainless.extra_json")
 
@@ -114,8 +113,8 @@ def _light_request(
         or options.params
     ):
         return None
-    http = getattr(client, _HTTP_CLIENT)
-    module = _sends_plainly(type(http))
+    http = _internals.on_instance(client, "stainless.http_client", sdk=provider.package)
+    module = _sends_plainly(type(http)) if http is not None else None  # renamed: the SDK's own path
     if module is None or http.params or client.default_query:
         return None
     built = getattr(client, _BUILD_HEADERS)(options, retries_taken=kwargs.get("retries_taken", 0))

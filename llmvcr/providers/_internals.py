@@ -123,9 +123,12 @@ def where(key: str, **fill: str) -> str:
     return _BY_KEY[key].where.format(**fill)
 
 
+_NAMES = {internal.key: internal.where.rpartition(".")[2] for internal in INTERNALS}
+
+
 def attribute(key: str) -> str:
     """The bare name ``key`` declares (``"_build_headers"``), for ``getattr`` on an instance."""
-    return _BY_KEY[key].where.rpartition(".")[2]
+    return _NAMES[key]
 
 
 _MISSING = object()
@@ -172,13 +175,28 @@ def present(key: str, **fill: str) -> bool:
     spec = internal.where.format(**fill)
     if _lookup(internal, spec) is not _MISSING:
         return True
+    _report(internal, spec, fill)
+    return False
+
+
+def on_instance(instance: Any, key: str, **fill: str) -> Any:
+    """The value of ``key``'s instance attribute on ``instance``, or None (reported once, as
+    :func:`present` does). A class may declare the name while a release sets another on its objects,
+    so an ``"instance"`` or ``"init"`` name is read through here, never with a bare ``getattr``."""
+    value = getattr(instance, _NAMES[key], None)
+    if value is None:
+        internal = _BY_KEY[key]
+        _report(internal, f"{internal.where.format(**fill)} (on a {type(instance).__name__})", fill)
+    return value
+
+
+def _report(internal: Internal, spec: str, fill: dict[str, str]) -> None:
     if internal.outcome == FALLBACK:
         with _lock:
-            first = (key, spec) not in _said
-            _said.add((key, spec))
+            first = (internal.key, spec) not in _said
+            _said.add((internal.key, spec))
         if first:
-            warnings.warn(_message(internal, spec, fill), SDKChangedWarning, stacklevel=2)
-    return False
+            warnings.warn(_message(internal, spec, fill), SDKChangedWarning, stacklevel=3)
 
 
 def resolve(key: str, **fill: str) -> tuple[Any, str] | None:

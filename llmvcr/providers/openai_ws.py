@@ -250,13 +250,13 @@ def _client_of(manager: Any) -> Any:
     ``create_recording_adapter`` cannot be told, so such a socket is refused rather than sent live.
     """
     cls = type(manager)
-    if cls in _blind:
-        if _active.bound_clients():
-            fill = {"module": cls.__module__, "manager": cls.__name__}
-            raise _internals.error("openai.ws_client", **fill)
-        return None
     # stored mangled (``_ResponsesConnectionManager__client``) by whichever class set it
-    return next((v for k, v in vars(manager).items() if k.endswith(_CLIENT)), None)
+    found = next((v for k, v in vars(manager).items() if k.endswith(_CLIENT)), None)
+    found = None if cls in _blind else found
+    if found is None and _active.bound_clients():  # renamed on the class, or on this object alone
+        fill = {"module": cls.__module__, "manager": cls.__name__}
+        raise _internals.error("openai.ws_client", **fill)
+    return found
 
 
 def _socket_args(manager: Any, args: Any, kwargs: Any) -> tuple[str, tuple[tuple[str, str], ...]]:
