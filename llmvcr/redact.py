@@ -27,6 +27,7 @@ from .secret_shapes import (
     MIN_SECRET,
     MIN_SHAPE,
     credential_parts,
+    decoded_base64,
     encoded_forms,
     may_hold_shape,
     secret_span,
@@ -120,6 +121,21 @@ class Redactor(Value):
         whole, parts = credential_parts(secret)
         for form in {whole}.union(*(encoded_forms(p) for p in parts if len(p) >= MIN_SECRET)):
             self.found.setdefault(form, kind)
+
+    def learn_encoded(self, node: Any) -> None:
+        """Learn each key shape ``node``'s strings hold only in base64, so every form of it is replaced."""
+        if isinstance(node, dict):
+            node = list(node.values())
+        if isinstance(node, list):
+            for item in node:
+                self.learn_encoded(item)
+        elif isinstance(node, str):
+            for text in decoded_base64(node):
+                for kind, pattern in shapes_to_try(text):
+                    for match in pattern.finditer(text):
+                        span = secret_span(pattern, match)
+                        if span is not None and not any(k.fullmatch(text[slice(*span)]) for k in self.keep):
+                            self._learn_shape(text[slice(*span)], kind)
 
     def _needles(self) -> tuple[tuple[str, str], ...]:
         size = (len(self.secrets), len(self.found))

@@ -9,6 +9,7 @@ echo it in: raw, percent-encoded, and base64 at any byte alignment inside a long
 from __future__ import annotations
 
 import base64
+import binascii
 import functools
 import math
 import re
@@ -169,3 +170,25 @@ def encoded_forms(secret: str) -> frozenset[str]:
             if len(core) >= _MIN_BASE64_CORE:
                 forms.add(core)
     return frozenset(f for f in forms if len(f) >= MIN_SECRET)
+
+
+_BASE64_RUN = re.compile(r"[A-Za-z0-9+/_\-]{16,}")
+
+
+def decoded_base64(text: str) -> Iterator[str]:
+    """Each run of base64 in ``text`` (standard or URL-safe) decoded as Latin-1 text, when it may hold
+    a key shape: a key that travels only encoded, as a value a patched function returns may. The run
+    is tried from each of its first four characters, since the text before it may be base64 too."""
+    for run in _BASE64_RUN.findall(text):
+        altchars = b"-_" if "-" in run or "_" in run else None
+        for shift in range(4):
+            chunk = run[shift:]
+            rest = len(chunk) % 4
+            chunk = chunk[:-1] if rest == 1 else chunk + "=" * (-rest % 4)
+            try:
+                data = base64.b64decode(chunk, altchars=altchars, validate=True)
+            except (binascii.Error, ValueError):
+                continue
+            if may_hold_shape(data):
+                yield data.decode("latin-1")
+                break

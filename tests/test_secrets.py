@@ -25,6 +25,7 @@ import pytest
 import yaml
 
 import llmvcr
+from llmvcr.providers import unregister_provider
 from llmvcr.redact import Redactor, find_secrets
 
 HEADER = "SENTINEL+hdr/Tok=9z"
@@ -461,3 +462,27 @@ def test_the_key_shapes_are_compiled_only_when_text_shows_a_sign_of_one() -> Non
     assert secret_shapes._shapes.cache_info().currsize == 0
     assert secret_shapes.may_hold_shape(b'{"note": "sk-ant-api03-abc123def456ghi"}')
     assert secret_shapes._shapes.cache_info().currsize == 1
+
+
+@pytest.mark.parametrize("offset", [0, 1, 2])
+@pytest.mark.parametrize("encoding", ["b64", "b64url"])
+def test_a_key_a_patched_function_returns_only_base64_encoded_is_never_written(
+    cassette_dir: Path, encoding: str, offset: int
+) -> None:
+    import userlib
+
+    token = userlib.minted_token(encoding, offset)
+    assert ("+" in token or "/" in token) != (encoding == "b64url")  # the two alphabets differ here
+    targets = ("userlib:minted_token", "userlib:minted_tokens")
+    providers = [llmvcr.patch_function(target) for target in targets]
+    try:
+        with llmvcr.recording("minted", record_mode="all") as cassette:
+            assert userlib.minted_token(encoding, offset) == token  # the caller gets the real value
+            assert list(userlib.minted_tokens(encoding, offset)) == ["minting", token]
+        assert len(cassette) == 2
+    finally:
+        for provider in providers:
+            unregister_provider(provider.name)
+    assert leaks(cassette_dir, [userlib.MINTED_KEY]) == []
+    written = (cassette_dir / "minted.yaml").read_text()
+    assert written.count("<REDACTED:anthropic-key>") == 2 and "minting" in written

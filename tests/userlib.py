@@ -65,6 +65,21 @@ def complete(prompt: str, api_key: str) -> dict[str, str]:
     return {"text": f"reply to {prompt}", "debug": f"called with key {api_key}"}
 
 
+MINTED_KEY = "sk-ant-api03-SENTINEL-minted-0123456789"
+
+
+def minted_token(encoding: str, offset: int) -> str:
+    """A key the call mints, returned only base64-encoded (``b64`` or ``b64url``) inside a longer token
+    whose bytes before and after it make the two encodings differ."""
+    encode = base64.b64encode if encoding == "b64" else base64.urlsafe_b64encode
+    return encode(b"\xfb\xef"[:offset] + MINTED_KEY.encode() + b"\xff\xfe").decode()
+
+
+def minted_tokens(encoding: str, offset: int) -> Iterator[str]:
+    yield "minting"
+    yield minted_token(encoding, offset)
+
+
 class BaseGateway:
     def m(self, prompt: str) -> str:
         CALLS.append(prompt)

@@ -217,6 +217,7 @@ def _record(decision: Decision, response: Response) -> None:
     replaced even where they come before it, as a credential learned from a request is."""
     session = decision.session
     if session is not None:
+        session.redactor.learn_encoded([response.body, response.stream])  # a key returned as base64
         session.redactor.tree([response.body, response.stream])
     decision.record(response)
 
