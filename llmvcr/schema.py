@@ -187,7 +187,7 @@ def _stream(response: Mapping[str, Any], path: str, position: int) -> list[dict[
                     field=f"response.timing[{i}]",
                 )
         merged, checked = [], True
-        for event, t in zip(stream, timing, strict=True):
+        for i, (event, t) in enumerate(zip(stream, timing, strict=True)):
             if (
                 type(event) is dict
                 and type(t) in (int, float)
@@ -197,6 +197,8 @@ def _stream(response: Mapping[str, Any], path: str, position: int) -> list[dict[
                 merged.append({**event, "t": t})  # the common case: checked here, not again below
             else:
                 checked = False
+                if isinstance(event, dict):  # an event's own t, wrong, is refused, never hidden by the line
+                    _need(event, "t", _EVENT_FIELDS["t"], path, position, f"response.stream[{i}].t", None)
                 merged.append({**event, "t": t} if isinstance(event, dict) and t is not None else event)
         stream = merged
         if checked:

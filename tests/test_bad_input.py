@@ -540,6 +540,35 @@ def test_a_wrong_typed_timing_is_refused_at_load_and_never_rewritten(
     assert recorded.read_bytes() == edited  # never rewritten, no entry dropped
 
 
+@pytest.mark.parametrize("suffix", [".yaml", ".json"])
+@pytest.mark.parametrize("bad", ["abc", [1]], ids=["text", "list"])
+@pytest.mark.parametrize("where", ["timing", "event", "event-beside-timing"])
+def test_a_wrong_typed_t_is_refused_in_yaml_and_json_and_new_episodes_never_rewrites(
+    recorded: Path, anthropic_client: Any, suffix: str, bad: Any, where: str
+) -> None:
+    document = yaml.safe_load(recorded.read_bytes())
+    response = document["entries"][1]["response"]
+    if where == "timing":
+        response["timing"][0] = bad
+        field = "response.timing[0]"
+    else:
+        if where == "event":  # an older cassette's t on each event, no timing line
+            timing = response.pop("timing")
+            response["stream"] = [{**e, "t": t} for e, t in zip(response["stream"], timing, strict=True)]
+        response["stream"][2]["t"] = bad  # beside the line, the line's offset must not hide it
+        field = "response.stream[2].t"
+    path = recorded.with_name("edited" + suffix)
+    assert _write(path, document)
+    edited = path.read_bytes()
+    with pytest.raises(llmvcr.CassetteFormatError) as info:
+        llmvcr.load_cassette(path)
+    assert (info.value.entry, info.value.field) == (1, field) and str(path) in str(info.value)
+    with pytest.raises(llmvcr.CassetteFormatError, match=re.escape(field)):
+        with llmvcr.recording(path, record_mode="new_episodes"):
+            ask(anthropic_client, "a new call")
+    assert path.read_bytes() == edited  # never rewritten, no entry dropped
+
+
 # -- 4. a missing response body -------------------------------------------------------------------
 def test_a_missing_body_is_a_format_error_not_a_json_error(recorded: Path, anthropic_client: Any) -> None:
     document = yaml.safe_load(recorded.read_bytes())
