@@ -3,9 +3,10 @@ is known in, and what llmvcr does when a release renames or moves it.
 
 SDKs ship weekly and their private names change without notice. Nothing else in llmvcr spells one
 of these names; the adapters ask this module for a name's owner (:func:`resolve`), whether it is
-there (:func:`present`), or its spelling (:func:`attribute`). Each name is looked up when its SDK
-is first patched, never at import and never for an SDK that is not imported, so a release of one
-SDK cannot break a cassette of another. A name that is not there has one of two outcomes:
+there (:func:`present`), its spelling (:func:`attribute`), or its value on an object
+(:func:`on_instance`: a class may declare a name its objects no longer carry). Each name is looked
+up when its SDK is first patched, never at import and never for an SDK that is not imported, so a
+release of one SDK cannot break a cassette of another. A name that is not there has one of two outcomes:
 
 - ``FALLBACK``: llmvcr takes a plainer path that still records and replays correctly (the HTTP
   seam below every SDK, ``httpx2.Client.send``, is public and always there), and says so once
