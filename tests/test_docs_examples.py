@@ -39,7 +39,7 @@ from llmvcr.options import settings
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
-FENCE = re.compile(r"^( *)```python(?:[ \t]+(.*))?\n(.*?)^\1```", re.M | re.S)
+FENCE = re.compile(r"^( *)```python(?:[ \t]+([^\n]*))?\n(.*?)^\1```", re.M | re.S)
 SETTING = re.compile(r'(\w+)="([^"]*)"')
 SETTINGS = {"test", "same_as", "reason"}
 MOST_SKIPPED = 3  # used sparingly: a block that is not run is a block that can go stale
@@ -107,27 +107,36 @@ def reader(
     yield refused
 
 
-@pytest.mark.parametrize("example", RUN, ids=str)
-def test_example_runs(example: Example, reader: list[Any], request: Any) -> None:
+def _param(example: Example) -> Any:
+    """Two inner pytest sessions take seconds: such a block runs with the slow tests (CI runs both)."""
+    slow = example.settings.get("test") == "pytest"
+    return pytest.param(example, id=str(example), marks=[pytest.mark.slow] if slow else [])
+
+
+@pytest.mark.parametrize("example", [_param(e) for e in RUN])
+def test_example_runs(example: Example, request: Any) -> None:
     if example.settings.get("test") == "pytest":
-        _run_as_tests(example, request)
+        pytester = request.getfixturevalue("pytester")
+        refused = request.getfixturevalue("reader")
+        request.getfixturevalue("monkeypatch").chdir(pytester.path)  # an inner session collects the cwd
+        _run_as_tests(example, pytester, request)
     else:
+        refused = request.getfixturevalue("reader")
         exec(example.code(), {"__name__": "__main__", "__file__": str(example.page)})
-    assert reader == []  # no socket was opened to a host off this machine
+    assert refused == []  # no socket was opened to a host off this machine
 
 
-def _run_as_tests(example: Example, request: Any) -> None:
+def _run_as_tests(example: Example, pytester: pytest.Pytester, request: Any) -> None:
     """Record in one inner session, then replay in a second with CI set: no request reaches the server."""
-    pytester: pytest.Pytester = request.getfixturevalue("pytester")
     server = request.getfixturevalue("server")
-    pytester.makepyfile(test_example=example.source)
-    recorded = pytester.runpytest("-p", "no:recording", "-p", "no:cacheprovider")
+    module = str(pytester.makepyfile(test_example=example.source))
+    recorded = pytester.runpytest("-p", "no:recording", "-p", "no:cacheprovider", module)
     outcomes = recorded.parseoutcomes()
     assert outcomes.get("passed", 0) >= 1 and set(outcomes) <= {"passed", "warnings"}, recorded.stdout.str()
     before = server.request_count
     monkeypatch = request.getfixturevalue("monkeypatch")
     monkeypatch.setenv("CI", "true")
-    replayed = pytester.runpytest("-p", "no:recording", "-p", "no:cacheprovider")
+    replayed = pytester.runpytest("-p", "no:recording", "-p", "no:cacheprovider", module)
     assert replayed.parseoutcomes() == outcomes, replayed.stdout.str()
     assert server.request_count == before  # every call answered from the cassettes just written
 
