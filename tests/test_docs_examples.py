@@ -6,7 +6,8 @@ shows the page's lines (a small collector of our own: pytest-examples rebuilds t
 made through ctypes, which pytest 9's reporter crashes on, and mktestdocs runs blocks with neither
 line numbers nor fixtures). A block gets what a reader's machine would give it: an API key and a
 base URL for each SDK (the loopback server's, so nothing leaves the machine), a fresh working folder
-holding the demo cassettes under ``cassettes/``, and llmvcr's settings, put back afterwards.
+holding the demo cassettes under ``cassettes/`` and an OpenTelemetry export as ``trace.json``, and
+llmvcr's settings, put back afterwards.
 
 A fence may carry settings after the language (GitHub reads the first word only; the site's hook in
 ``docs/hooks.py`` removes the rest):
@@ -42,6 +43,8 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 FENCE = re.compile(r"^( *)```python(?:[ \t]+([^\n]*))?\n(.*?)^\1```", re.M | re.S)
 SETTING = re.compile(r'(\w+)="([^"]*)"')
 SETTINGS = {"test", "same_as", "reason"}
+# the OpenTelemetry export the OTel page replays: an OpenInference-traced Anthropic agent
+TRACE = ROOT / "tests" / "data" / "otel" / "openinference-anthropic.jsonl"
 MOST_SKIPPED = 3  # used sparingly: a block that is not run is a block that can go stale
 
 
@@ -90,6 +93,7 @@ def reader(
     monkeypatch.setenv("OPENAI_API_KEY", OPENAI_SENTINEL)
     monkeypatch.setenv("OPENAI_BASE_URL", server.url + "/v1")
     shutil.copytree(ROOT / "cassettes", cassette_dir)
+    shutil.copy(TRACE, tmp_path / "trace.json")
     monkeypatch.chdir(tmp_path)
     for field in ("cassette_dir", "cassette_format", "record_mode", "default_record_mode"):
         monkeypatch.setattr(settings, field, getattr(settings, field))
