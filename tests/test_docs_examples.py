@@ -25,8 +25,8 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import textwrap
 import socket
+import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +35,6 @@ from typing import Any
 import pytest
 from conftest import ANTHROPIC_SENTINEL, OPENAI_SENTINEL
 
-import llmvcr
 from llmvcr.options import settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -118,16 +117,20 @@ def _param(example: Example) -> Any:
 
 
 @pytest.mark.parametrize("example", [_param(e) for e in RUN])
-def test_example_runs(example: Example, request: Any) -> None:
+def test_example_runs(example: Example, request: Any, tmp_path: Path) -> None:
+    folders = [tmp_path]
     if example.settings.get("test") == "pytest":
         pytester = request.getfixturevalue("pytester")
         refused = request.getfixturevalue("reader")
         request.getfixturevalue("monkeypatch").chdir(pytester.path)  # an inner session collects the cwd
+        folders.append(pytester.path)
         _run_as_tests(example, pytester, request)
     else:
         refused = request.getfixturevalue("reader")
         exec(example.code(), {"__name__": "__main__", "__file__": str(example.page)})
     assert refused == []  # no socket was opened to a host off this machine
+    written = [p for f in folders for p in f.rglob("*") if p.suffix in (".yaml", ".json", ".jsonl")]
+    assert written and not [p for p in written if b"SENTINEL" in p.read_bytes()]  # no key reached a file
 
 
 def _run_as_tests(example: Example, pytester: pytest.Pytester, request: Any) -> None:
