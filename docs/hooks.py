@@ -57,8 +57,8 @@ def _command(parser: argparse.ArgumentParser, title: str, level: int = 2) -> str
 def _row(action: argparse.Action) -> str:
     if action.option_strings:
         name = ", ".join(action.option_strings)
-        if action.nargs != 0:
-            name += f" {action.metavar or action.dest.upper()}"
+        if action.nargs != 0:  # a value follows; its choices are listed in the meaning
+            name += f" {action.metavar or ('VALUE' if action.choices else action.dest.upper())}"
     else:
         name = str(action.metavar or action.dest)
     meaning = " ".join((action.help or "").split())

@@ -81,7 +81,6 @@ def test_every_page_is_in_the_navigation_and_every_entry_is_a_page() -> None:
     nav = _nav_pages(config["nav"])
     pages = {p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md")}
     assert sorted(nav) == sorted(pages)
-    assert not ADDED_ELSEWHERE & set(nav)  # their slots are added when the pages land
     assert {"options.md", "cassette-format.md", "matching.md", "pytest.md", "freshness.md"} <= pages
     assert {"frameworks.md", "providers.md", "safety.md", "faults.md", "otel.md", "cli.md"} <= pages
     assert {"benchmarks.md", "changelog.md", "migration.md", "ci.md"} <= pages
