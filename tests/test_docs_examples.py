@@ -27,6 +27,7 @@ import re
 import shutil
 import socket
 import textwrap
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -127,7 +128,13 @@ def test_example_runs(example: Example, request: Any, tmp_path: Path) -> None:
         _run_as_tests(example, pytester, request)
     else:
         refused = request.getfixturevalue("reader")
-        exec(example.code(), {"__name__": "__main__", "__file__": str(example.page)})
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            exec(example.code(), {"__name__": "__main__", "__file__": str(example.page)})
+        # an example shows the clean path: llmvcr has nothing to warn its reader about
+        assert not [w for w in said if type(w.message).__module__.startswith("llmvcr")], [
+            str(w.message) for w in said
+        ]
     assert refused == []  # no socket was opened to a host off this machine
     written = [p for f in folders for p in f.rglob("*") if p.suffix in (".yaml", ".json", ".jsonl")]
     assert written and not [p for p in written if b"SENTINEL" in p.read_bytes()]  # no key reached a file
