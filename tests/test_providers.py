@@ -160,7 +160,7 @@ def test_patch_function_on_a_real_sdk_method(server: Any, cassette_dir: Any, req
 
 @pytest.fixture
 def mistral_provider() -> Any:
-    import provider_example  # the adapter the README's "Adding a provider" walks through
+    import provider_example  # the adapter docs/providers.md ("Adding a provider") walks through
 
     llmvcr.register_provider(provider_example.provider)
     yield provider_example.provider
@@ -210,10 +210,10 @@ def test_the_readme_adapter_records_and_replays_mistral_http(
             client.chat.complete(model="mistral-small-latest", messages=[{"role": "user", "content": "new"}])
     assert server.request_count == before and attempts == []
 
-    # The README shows this very file.
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    # The documentation's "Adding a provider" page shows this very file.
+    page = (Path(__file__).parent.parent / "docs" / "providers.md").read_text()
     example = (Path(__file__).parent / "provider_example.py").read_text()
-    assert example.strip() in readme
+    assert example.strip() in page
 
 
 async def test_the_readme_adapter_async(server: Any, mistral_provider: Any, request: Any) -> None:
@@ -461,8 +461,8 @@ def test_the_readme_decide_adapter_records_replays_and_redacts(cassette_dir: Any
     assert "complete" in vars(userlib.Gateway) and not hasattr(
         vars(userlib.Gateway)["complete"], "__wrapped__"
     )
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
-    assert (Path(__file__).parent / "decide_example.py").read_text().strip() in readme
+    page = (Path(__file__).parent.parent / "docs" / "providers.md").read_text()
+    assert (Path(__file__).parent / "decide_example.py").read_text().strip() in page
 
 
 def test_an_sdk_client_is_recognised_whatever_user_agent_a_framework_sets(server: Any, request: Any) -> None:

@@ -53,7 +53,7 @@ def framework_table(results: list[Result]) -> list[str]:
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     """Each scenario replayed offline: its requests, providers, transports and what it exercised;
-    then the same per framework, as the table the README and the issue quote."""
+    then the same per framework, as the table docs/frameworks.md and the issue quote."""
     if not RESULTS:
         return
     terminalreporter.section("frameworks: recorded, replayed offline, keys clean")

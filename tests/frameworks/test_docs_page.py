@@ -1,5 +1,5 @@
-"""The README's "Using llmvcr with frameworks" is this folder's README_SECTION.md, and its table names
-the versions this suite pins and runs."""
+"""The documentation's frameworks page (docs/frameworks.md) is this folder's DOCS_PAGE.md, and its table
+names the versions this suite pins and runs."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 HERE = Path(__file__).parent
-SECTION = (HERE / "README_SECTION.md").read_text()
+SECTION = (HERE / "DOCS_PAGE.md").read_text()
 DISTRIBUTIONS = {
     "pydantic-ai": "pydantic-ai-slim",
     "langchain-anthropic": "langchain-anthropic",
@@ -21,8 +21,8 @@ DISTRIBUTIONS = {
 }
 
 
-def test_the_readme_holds_the_section() -> None:
-    assert SECTION.strip() in (HERE.parent.parent / "README.md").read_text()
+def test_the_docs_page_holds_the_section() -> None:
+    assert SECTION.strip() in (HERE.parent.parent / "docs" / "frameworks.md").read_text()
 
 
 def test_each_row_names_the_version_pinned_and_installed() -> None:
