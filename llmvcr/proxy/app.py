@@ -112,7 +112,8 @@ class Proxy:
     # -- provider calls ------------------------------------------------------------------------------
     async def _call(self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str]) -> None:
         body = await _read_body(receive)
-        where = target(scope["path"], headers)
+        raw_path = scope.get("raw_path") or scope["path"].encode()  # undecoded: a %2F stays in its segment
+        where = target(raw_path.decode("latin-1"), headers)
         if where.provider is None:
             message = (
                 f"llmvcr: {scope['method']} {where.path} is not a call of a provider llmvcr knows "
@@ -120,11 +121,14 @@ class Proxy:
             )
             await _error(send, None, message, "llmvcr_unknown_call")
             return
-        if where.cassette is None:
+        only = self.cassettes.only() if where.cassette is None else None
+        name = where.cassette or (only.name if only is not None else None)
+        if name is None:
             message = (
-                f"llmvcr: {scope['method']} {where.path} names no cassette, so it was not sent. Name one "
-                f"with the header 'x-llmvcr-cassette: <name>', a base URL ending in /cassettes/<name>, or "
-                f"open it first with POST /_llmvcr/cassettes/<name>"
+                f"llmvcr: {scope['method']} {where.path} names no cassette, so it was not sent "
+                f"({len(self.cassettes.names())} open). Name one with the header 'x-llmvcr-cassette: "
+                f"<name>' or a base URL ending in /cassettes/<name>, or open just one with "
+                f"POST /_llmvcr/cassettes/<name>"
             )
             await _error(send, where.provider, message, "llmvcr_no_cassette")
             return
@@ -135,7 +139,7 @@ class Proxy:
             given = parse_options(options_from_headers(headers), from_headers=True)
             if given and not self._allowed(headers):
                 raise CassetteRefused("llmvcr: cassette options in headers need the server's token")
-            opened = self.cassettes.open(where.cassette, given)
+            opened = self.cassettes.open(name, given)
             record = request_from_wire(
                 scope["method"],
                 url,
@@ -145,7 +149,7 @@ class Proxy:
             )
             decision = opened.session.decide(Caller(where.provider, sdk_version(headers)), record)
         except LLMVCRError as err:
-            await _error(send, where.provider, _hinted(err, where.cassette), _kind(err))
+            await _error(send, where.provider, _hinted(err, name), _kind(err))
             return
         if decision.entry is not None:
             await serve_entry(send, receive, decision.entry.response, decision.replay_speed)

@@ -141,6 +141,11 @@ class Cassettes:
             opened, self._open = list(self._open.values()), {}
         return [close_session(o.session) for o in opened]
 
+    def only(self) -> Opened | None:
+        """The one open cassette, which answers requests that name none (None: none, or several)."""
+        with self._lock:
+            return next(iter(self._open.values())) if len(self._open) == 1 else None
+
     def names(self) -> list[dict[str, Any]]:
         """The open cassettes, for ``GET /_llmvcr/cassettes``."""
         with self._lock:

@@ -15,6 +15,7 @@ import socket
 import threading
 import time
 from typing import Any
+from urllib.parse import quote
 
 from .app import Proxy
 
@@ -72,6 +73,7 @@ class ProxyServer:
         token: str | None = None,
         record_mode: str | None = None,
         log_level: str = "warning",
+        loop: str = "auto",
     ) -> None:
         if token is None and not is_loopback(host):
             token = secrets.token_urlsafe(24)
@@ -79,7 +81,7 @@ class ProxyServer:
         self.app = Proxy(os.fspath(folder), upstreams=upstreams, token=token, record_mode=record_mode)
         self.socket = bind(host, port)
         self.port = self.socket.getsockname()[1]
-        self.log_level = log_level
+        self.log_level, self.loop = log_level, loop
         self._server: Any = None
         self._thread: threading.Thread | None = None
 
@@ -88,13 +90,18 @@ class ProxyServer:
         shown = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{shown}:{self.port}"
 
-    def env(self) -> dict[str, str]:
-        """The variables that point each SDK at the proxy (see :func:`instructions`)."""
+    def base_url(self, cassette: str | None = None) -> str:
+        """The proxy's URL, with the ``/cassettes/<name>`` prefix that picks ``cassette``."""
+        return f"{self.url}/cassettes/{quote(cassette, safe='')}" if cassette else self.url
+
+    def env(self, cassette: str | None = None) -> dict[str, str]:
+        """The variables that point each SDK at the proxy, into ``cassette`` when one is named."""
+        base = self.base_url(cassette)
         return {
-            "ANTHROPIC_BASE_URL": self.url,
-            "OPENAI_BASE_URL": f"{self.url}/v1",
-            "GOOGLE_GEMINI_BASE_URL": self.url,
-            "LLMVCR_PROXY_URL": self.url,
+            "ANTHROPIC_BASE_URL": base,
+            "OPENAI_BASE_URL": f"{base}/v1",
+            "GOOGLE_GEMINI_BASE_URL": base,
+            "LLMVCR_PROXY_URL": base,
         }
 
     def _make(self) -> Any:
@@ -102,7 +109,10 @@ class ProxyServer:
         config = uvicorn.Config(
             self.app,
             log_level=self.log_level,
+            loop=self.loop,
             access_log=False,
+            server_header=False,  # a replayed answer carries the recorded headers only
+            date_header=False,
             lifespan="on",
             timeout_graceful_shutdown=30,
         )
