@@ -473,3 +473,20 @@ def test_the_fixture_serves_a_subprocess(
         )
     finally:
         written.unlink(missing_ok=True)
+
+
+@pytest.mark.slow
+def test_the_node_sdks_record_and_replay_through_the_proxy() -> None:
+    """tests/node/proxy.test.ts: @anthropic-ai/sdk, openai, @google/genai and the ai SDK with its
+    anthropic and openai providers, each call shape recorded then replayed with the server stopped."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        pytest.skip("node and npm are not installed here (CI installs them and runs this test)")
+    folder = ROOT / "tests" / "node"
+    env = {**os.environ, "PYTHON": sys.executable, "PYTHONPATH": str(ROOT)}
+    env.pop("CI", None)
+    if not (folder / "node_modules").is_dir():  # from the committed package-lock.json
+        subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=folder, check=True, timeout=600)
+    done = subprocess.run([npm, "test"], cwd=folder, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    assert "# pass 4" in done.stdout and "# fail 0" in done.stdout
