@@ -242,7 +242,7 @@ def main(argv: list[str]) -> int:
     us = 1e6
     with tempfile.TemporaryDirectory() as folder:
         sizes = {"1 entry": 1, "10,000 entries": 10_000}
-        for name, n in sizes.items():
+        for n in sizes.values():
             make_cassette(os.path.join(folder, f"bench-{n}.yaml"), n)
         floor, floor_port = start(["-m", "benchmarks.proxy", "floor"])
         proxy, port = start(["-m", "llmvcr", "serve", "--cassette-dir", folder, "--record-mode", "none"])
