@@ -17,6 +17,8 @@ import { generateText, streamText } from "ai";
 import { createAnthropic } from "@ai-sdk/anthropic";
 import { createOpenAI } from "@ai-sdk/openai";
 
+import { cassette } from "../../examples/typescript/llmvcr.ts";
+
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ANTHROPIC_KEY = "sk-ant-api03-SENTINEL-node-anthropic-0123456789";
 const OPENAI_KEY = "sk-proj-SENTINEL-node-openai-0123456789abcdef";
@@ -162,6 +164,20 @@ test("a call that names no cassette is refused, not sent, not retried", async ()
   );
 });
 
+async function exampleHelper(): Promise<unknown> {
+  const tape = await cassette("the example helper", {}, proxy);
+  const message = await anthropic(tape.baseURL).messages.create({ model: "claude-test", max_tokens: 64, messages: USER });
+  return { message: plain(message), summary: await tape.close() };
+}
+
+let helperRecorded: any;
+
+test("the example's helper opens a cassette per test and closes it with a summary", async () => {
+  helperRecorded = await exampleHelper();
+  assert.equal(helperRecorded.summary.recorded, 1);
+  assert.ok(helperRecorded.summary.path.endsWith("the-example-helper.yaml"));
+});
+
 test("every call shape replays with the LLM server stopped", async () => {
   harness.stdin.write("replay\n");
   const seen = await next();
@@ -169,6 +185,10 @@ test("every call shape replays with the LLM server stopped", async () => {
   for (const [name, shape] of Object.entries(SHAPES)) {
     assert.deepEqual(plain(await shape(`${proxy}/cassettes/node-${name}`)), recorded.get(name), name);
   }
+  const replayed: any = await exampleHelper();
+  assert.deepEqual(replayed.message, helperRecorded.message);
+  assert.equal(replayed.summary.replayed, 1);
+  assert.equal(replayed.summary.recorded, 0);
 });
 
 test("a call the cassette does not hold is llmvcr's divergence, as the SDK's own error", async () => {
