@@ -490,3 +490,56 @@ def test_the_node_sdks_record_and_replay_through_the_proxy() -> None:
     done = subprocess.run([npm, "test"], cwd=folder, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     assert "# pass 5" in done.stdout and "# fail 0" in done.stdout
+
+
+def test_a_stream_the_upstream_drops_is_dropped_again_on_replay(
+    proxy: ProxyServer, cassette_dir: Path, upstreams: dict[str, str], server: LLMServer
+) -> None:
+    def read(base: str) -> tuple[list[Any], str]:
+        a, _ = clients(base)
+        events: list[Any] = []
+        stream = a.messages.create(
+            model="claude-test",
+            max_tokens=64,
+            stream=True,
+            messages=[{"role": "user", "content": "__stream_drop__"}],
+        )
+        with pytest.raises(Exception) as info:
+            for event in stream:
+                events.append(event.model_dump())
+        return events, type(info.value).__name__
+
+    live = read(proxy.base_url("dropped"))
+    proxy.stop()
+    entry = yaml.safe_load((cassette_dir / "dropped.yaml").read_text())["entries"][0]["response"]
+    assert entry["failure"] and len(entry["stream"]) >= len(live[0]) > 0  # the SDK skips ping events
+    before = server.request_count
+    with ProxyServer(cassette_dir, upstreams=upstreams) as replaying:
+        assert read(replaying.base_url("dropped")) == live
+    assert server.request_count == before
+
+
+def test_a_client_that_hangs_up_mid_stream_leaves_the_entry_truncated(
+    proxy: ProxyServer, cassette_dir: Path
+) -> None:
+    body = json.dumps(
+        {
+            "model": "claude-test",
+            "max_tokens": 64,
+            "stream": True,
+            "messages": [{"role": "user", "content": "__slow_stream__"}],
+        }
+    ).encode()
+    head = (
+        f"POST /cassettes/hung-up/v1/messages HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+        f"anthropic-version: 2023-06-01\r\nx-api-key: {ANTHROPIC_SENTINEL}\r\ncontent-length: {len(body)}\r\n\r\n"
+    ).encode()
+    with socket.create_connection(("127.0.0.1", proxy.port)) as conn:
+        conn.sendall(head + body)
+        received = b""
+        while b"message_start" not in received:
+            received += conn.recv(4096)
+    proxy.stop()
+    entry = yaml.safe_load((cassette_dir / "hung-up.yaml").read_text())["entries"][0]["response"]
+    assert entry["truncated"] is True
+    assert entry["stream"][0]["event"] == "message_start" and entry["stream"][-1]["event"] != "message_stop"

@@ -139,7 +139,9 @@ class Proxy:
             given = parse_options(options_from_headers(headers), from_headers=True)
             if given and not self._allowed(headers):
                 raise CassetteRefused("llmvcr: cassette options in headers need the server's token")
-            opened = self.cassettes.open(name, given)
+            opened = self.cassettes.find(name, given)
+            if opened is None:  # the first call into it: the file is read off the event loop
+                opened = await asyncio.to_thread(self.cassettes.open, name, given)
             record = request_from_wire(
                 scope["method"],
                 url,
