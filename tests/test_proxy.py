@@ -30,7 +30,7 @@ from test_record_replay import SYNC, _assert_no_secrets
 import llmvcr
 from llmvcr.proxy import ProxyServer
 from llmvcr.proxy.fixture import llmvcr_proxy  # noqa: F401 - the fixture, as a conftest's pytest_plugins loads it
-from llmvcr.proxy.routes import ERROR_STATUS
+from llmvcr.proxy.routes import ERROR_STATUS, sdk_version
 
 GEMINI_KEY = "AIzaSy-SENTINEL-gemini-key-0123456789abc"
 ROOT = Path(__file__).resolve().parent.parent
@@ -165,7 +165,11 @@ def test_a_cassette_recorded_through_the_proxy_replays_in_process_and_back(
         )
     ]
     chat = o.chat.completions.create(model="gpt-test", messages=[{"role": "user", "content": "hi"}])
+    assert (
+        server.last_request.headers["authorization"] == f"Bearer {OPENAI_SENTINEL}"
+    )  # the caller's key went on
     proxy.stop()
+    assert OPENAI_SENTINEL not in (cassette_dir / "both-ways.yaml").read_text()  # and was not written
     before = server.request_count
     with llmvcr.use_cassette(cassette_dir / "both-ways.yaml", record_mode="none"):
         again = anthropic_client.messages.create(
@@ -543,3 +547,18 @@ def test_a_client_that_hangs_up_mid_stream_leaves_the_entry_truncated(
     entry = yaml.safe_load((cassette_dir / "hung-up.yaml").read_text())["entries"][0]["response"]
     assert entry["truncated"] is True
     assert entry["stream"][0]["event"] == "message_start" and entry["stream"][-1]["event"] != "message_stop"
+
+
+@pytest.mark.parametrize(
+    ("agent", "named"),
+    [
+        ("Anthropic/Python 2.17.0", "2.17.0"),  # as an in-process recording names it
+        ("OpenAI/JS 6.49.0", "JS 6.49.0"),
+        ("google-genai-sdk/3.6.1 gl-python/3.11.7", "3.6.1"),
+        ("google-genai-sdk/2.32.0 gl-node/v20.20.2", "node 2.32.0"),
+        ("ai-sdk/anthropic/3.0.140 runtime/node.js/20", None),
+        ("curl/8.5.0", None),
+    ],
+)
+def test_recorded_with_names_the_calling_sdk(agent: str, named: str | None) -> None:
+    assert sdk_version({"user-agent": agent}) == named
