@@ -8,8 +8,8 @@ Measured in one run, on this machine:
 * the latency of one call at a time through the proxy, against the transport floor (the same
   client and the same uvicorn stack answering the same bytes with no cassette), so the difference
   is what llmvcr adds per call;
-* the same call made by the anthropic SDK three ways: in-process replay (``use_cassette``),
-  through the proxy, and against the floor server;
+* the same call made by the anthropic SDK two ways: in-process replay (``use_cassette``) and
+  through the proxy;
 * time to first event of a replayed 500-event stream, through the proxy and from the floor.
 
 Two cores are shared by the load generator and the server (and, here, by other people's work):
@@ -290,10 +290,9 @@ def main(argv: list[str]) -> int:
             )
             in_process = sdk_latency(None, 300, os.path.join(folder, "bench-1.yaml"))
             through = sdk_latency(f"http://127.0.0.1:{port}/cassettes/bench-1", 300)
-            to_floor = sdk_latency(f"http://127.0.0.1:{floor_port}", 300)
             print(
                 f"anthropic SDK, one call: in-process replay {in_process * us:.0f} us, through the proxy "
-                f"{through * us:.0f} us, against the floor server {to_floor * us:.0f} us"
+                f"{through * us:.0f} us"
             )
         finally:
             for process in (proxy, floor):
