@@ -562,3 +562,44 @@ def test_a_client_that_hangs_up_mid_stream_leaves_the_entry_truncated(
 )
 def test_recorded_with_names_the_calling_sdk(agent: str, named: str | None) -> None:
     assert sdk_version({"user-agent": agent}) == named
+
+
+@pytest.mark.slow
+def test_one_command_serves_a_process_then_stops(tmp_path: Path, server: LLMServer) -> None:
+    script = (
+        "import anthropic, sys; a = anthropic.Anthropic(api_key='sk-ant-x', max_retries=0); "
+        "print(a.messages.create(model='claude-test', max_tokens=8, messages=[{'role':'user','content':sys.argv[1]}]).id)"
+    )
+
+    def run(prompt: str, **env: str) -> subprocess.CompletedProcess[str]:
+        command = [
+            sys.executable,
+            "-m",
+            "llmvcr",
+            "serve",
+            "--cassette-dir",
+            str(tmp_path),
+            "--cassette",
+            "e2e",
+            "--upstream",
+            f"anthropic={server.url}",
+            "--",
+            sys.executable,
+            "-c",
+            script,
+            prompt,
+        ]
+        environ = {**os.environ, "PYTHONPATH": str(ROOT), **env}
+        if "CI" not in env:
+            environ.pop("CI", None)
+        return subprocess.run(command, env=environ, capture_output=True, text=True, timeout=120)
+
+    recorded = run("one")
+    assert recorded.returncode == 0, recorded.stderr
+    assert len(yaml.safe_load((tmp_path / "e2e.yaml").read_text())["entries"]) == 1
+    before = server.request_count
+    replayed = run("one", CI="true")
+    assert replayed.returncode == 0 and replayed.stdout.split()[-1] == recorded.stdout.split()[-1]
+    missed = run("two", CI="true")
+    assert missed.returncode != 0 and "llmvcr: no recorded entry in" in missed.stderr
+    assert server.request_count == before

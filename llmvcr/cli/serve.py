@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 from typing import Any, TextIO
 
 from ..errors import CommandError
@@ -45,6 +46,16 @@ def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
     serve.add_argument("--record-mode", choices=RECORD_MODES, help="over every cassette's own record mode")
     serve.add_argument("--token", help="control-API token (default: none on loopback, made up otherwise)")
     serve.add_argument("--env-file", metavar="FILE", help="also write the variables to set into FILE")
+    serve.add_argument(
+        "--cassette", metavar="NAME", help="open this cassette at start: calls that name none go to it"
+    )
+    serve.add_argument(
+        "command",
+        nargs=argparse.REMAINDER,
+        metavar="-- COMMAND",
+        help="run COMMAND with the variables set, then stop (its exit status is the command's): "
+        "llmvcr serve --cassette e2e -- npm test",
+    )
     serve.set_defaults(run=cmd_serve)
 
 
@@ -81,5 +92,14 @@ def cmd_serve(args: Any, out: TextIO) -> int:
         with open(args.env_file, "w", encoding="utf-8") as f:
             f.writelines(f"{k}={v}\n" for k, v in server.env().items())
     os.makedirs(args.cassette_dir, exist_ok=True)
-    server.run()
-    return 0
+    if args.cassette:
+        server.app.cassettes.open(args.cassette, {})
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        server.run()
+        return 0
+    server.start()
+    try:
+        return subprocess.run(command, env={**os.environ, **server.env()}).returncode
+    finally:
+        server.stop()  # every cassette written before the status is returned
