@@ -17,6 +17,7 @@ Control API (JSON)::
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
@@ -27,7 +28,7 @@ from ..errors import LLMVCRError, ReplayDivergence
 from ..http_request import request_from_wire
 from .cassettes import CassetteRefused, Cassettes, parse_options
 from .forward import Upstream
-from .replay import serve_entry
+from .replay import StreamCut, serve_entry
 from .routes import (
     CONTROL_PREFIX,
     DEFAULT_UPSTREAMS,
@@ -154,7 +155,8 @@ class Proxy:
             await _error(send, where.provider, _hinted(err, name), _kind(err))
             return
         if decision.entry is not None:
-            await serve_entry(send, receive, decision.entry.response, decision.replay_speed)
+            with contextlib.suppress(StreamCut):  # a stream recorded cut: the connection drops there
+                await serve_entry(send, receive, decision.entry.response, decision.replay_speed)
             return
         if decision.fault is not None:  # an injected fault: the connection drops, as the SDK would see it
             raise ConnectionAbortedError(decision.fault.message)
@@ -162,7 +164,20 @@ class Proxy:
             await _error(send, where.provider, "llmvcr: the cassette closed during the call", "llmvcr_closed")
             return
         forwarded = [(k, v) for k, v in scope["headers"] if not _skip(k)]
-        await self.upstream.forward(decision, scope["method"], url, forwarded, body, send, receive)
+        started = False
+
+        async def tracked(message: MutableMapping[str, Any]) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.upstream.forward(decision, scope["method"], url, forwarded, body, tracked, receive)
+        except StreamCut:
+            return  # the answer stops where the upstream's did; uvicorn closes the connection
+        except LLMVCRError as err:  # an answer llmvcr cannot record (an encoding it cannot read)
+            if not started:
+                await _error(send, where.provider, str(err), "llmvcr_error")
 
     # -- control API ---------------------------------------------------------------------------------
     def _allowed(self, headers: dict[str, str]) -> bool:
