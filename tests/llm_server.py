@@ -1065,6 +1065,8 @@ def _gemini(h: _Handler, path: str, raw: bytes) -> None:
     if method == "generateContent":
         return h.send_json(200, reply(answer, True), hdrs)
     chunks = [[{"text": p}] for p in pieces] if pieces else [answer]
+    if "alt=sse" not in h.path:  # the stream's other form: one JSON array of the chunks
+        return h.send_json(200, [reply(c, i == len(chunks) - 1) for i, c in enumerate(chunks)], hdrs)
     frames = [
         f"data: {json.dumps(reply(c, i == len(chunks) - 1))}\r\n\r\n".encode() for i, c in enumerate(chunks)
     ]

@@ -11,6 +11,7 @@
     llmvcr verify PATH... [--junit-xml F] re-send recorded requests live; report drift in the answers' shape
     llmvcr plan [PYTEST_ARGS...]          replay the suite; what to re-record, by cause, with its cost
     llmvcr migrate [PATH] [--write]       a pytest-recording suite onto llmvcr's marker (a diff first)
+    llmvcr serve [--port N] [--upstream P=URL]  a local proxy: any language's SDK records and replays
 
 Errors are one line on stderr (what went wrong, with which file, and what to do) and exit status 2;
 ``diff`` and ``scan`` exit 1 for "different" and "found".
@@ -36,6 +37,7 @@ from .files import cmd_convert, cmd_prune, cmd_rehash, cmd_scan
 from .inspect import cmd_diff, cmd_ls, cmd_show
 from .migrate import add_parser as add_migrate_parser
 from .reading import SOURCES, TARGETS
+from .serve import add_parser as add_serve_parser
 
 _IN_PLACE = ", ".join(by_name(n).title for n in in_place())  # other recorders' cassettes, read in place
 _SOURCES = ", ".join(by_name(n).title for n in SOURCES)
@@ -182,6 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
     rehash.set_defaults(run=cmd_rehash)
     fresh.add_commands(commands)  # verify, plan: keeping cassettes true to the live API
     add_migrate_parser(commands)
+    add_serve_parser(commands)
     return parser
 
 

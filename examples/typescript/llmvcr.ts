@@ -1,0 +1,60 @@
+// A cassette per test through `llmvcr serve`: copy this file into your project.
+//
+//   const tape = await cassette("summarises the report");   // opens cassettes/summarises-the-report.yaml
+//   const client = new Anthropic({ baseURL: tape.baseURL });  // this client's calls use that cassette
+//   ...
+//   await tape.close();                                      // written; throws if an entry went unplayed
+//
+// The proxy's URL comes from LLMVCR_PROXY_URL (what `llmvcr serve --env-file` writes), else the
+// argument. Options are use_cassette's: { record_mode: "none" }, { allow_playback_repeats: true }, ...
+
+export interface Summary {
+  path: string;
+  calls: number;
+  replayed: number;
+  recorded: number;
+  unplayed: unknown[];
+  summary: string;
+}
+
+export interface Cassette {
+  /** The base URL that sends a client's calls into this cassette (OpenAI's SDK: add "/v1"). */
+  baseURL: string;
+  /** Close it: pending entries are written; the run's summary comes back. */
+  close(options?: { allowUnplayed?: boolean }): Promise<Summary>;
+}
+
+/** A file name from a test's name: "summarises the report" -> "summarises-the-report". */
+export function cassetteName(testName: string): string {
+  return testName.trim().replace(/[^A-Za-z0-9._-]+/g, "-").replace(/^-+|-+$/g, "") || "cassette";
+}
+
+async function control(url: string, method: string, body?: unknown): Promise<any> {
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (process.env.LLMVCR_TOKEN) headers["x-llmvcr-token"] = process.env.LLMVCR_TOKEN;
+  const response = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const answer = await response.json();
+  if (!response.ok) throw new Error(answer.error ?? `llmvcr: ${method} ${url} answered ${response.status}`);
+  return answer;
+}
+
+/** Open the cassette for one test on the proxy; its calls record or replay as use_cassette's would. */
+export async function cassette(
+  testName: string,
+  options: Record<string, unknown> = {},
+  proxy: string = process.env.LLMVCR_PROXY_URL ?? "http://127.0.0.1:8765",
+): Promise<Cassette> {
+  const root = proxy.replace(/\/cassettes\/[^/]+\/?$/, "").replace(/\/$/, "");
+  const name = encodeURIComponent(cassetteName(testName));
+  await control(`${root}/_llmvcr/cassettes/${name}`, "POST", options);
+  return {
+    baseURL: `${root}/cassettes/${name}`,
+    async close({ allowUnplayed = false } = {}) {
+      const summary: Summary = await control(`${root}/_llmvcr/cassettes/${name}`, "DELETE");
+      if (!allowUnplayed && summary.unplayed.length > 0) {
+        throw new Error(`llmvcr: ${summary.summary}; the code no longer makes those calls, or the cassette is stale`);
+      }
+      return summary;
+    },
+  };
+}
