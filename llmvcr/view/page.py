@@ -110,14 +110,24 @@ def _scrub(node: Any, redactor: Redactor) -> Any:
     return node
 
 
+def _in_file(path: str, kind: str) -> str:
+    """``.raw[3].response.body.x`` as ``entry 3: response.body.x (kind)``."""
+    position, _, rest = path.partition(".raw[")[2].partition("]")
+    return f"entry {position}: {rest.lstrip('.')} ({kind})"
+
+
 def redacted(data: Any, where: str) -> Any:
     """``data`` with nothing key-shaped left: a file holding a key (redacted on disk it should be)
     is shown with the key replaced and a warning naming the file; a key that stays raises."""
     found = secrets_in(data)
     if not found:
         return data
-    paths = ", ".join(f"{p.lstrip('.')} ({kind})" for p, kind in found[:5])
-    more = f" and {len(found) - 5} more" if len(found) > 5 else ""
+    # named as in the file (entry N: its path) where the page keeps the entry as stored
+    places = [_in_file(p, kind) for p, kind in found if ".raw[" in p] or [
+        f"{p.lstrip('.')} ({kind})" for p, kind in found
+    ]
+    paths = ", ".join(places[:5])
+    more = f" and {len(places) - 5} more" if len(places) > 5 else ""
     warnings.warn(
         f"{where}: holds what looks like a credential at {paths}{more}; the page shows it redacted. "
         f"Check the file with: llmvcr scan {where}",

@@ -1,6 +1,6 @@
 "use strict";
 // Shared pieces. Every piece of recorded data reaches the page through textContent or a DOM
-// property, never as markup: a response holding <script> is shown as text.
+// property, never as markup: a response holding a script tag is shown as text.
 
 const DOC = JSON.parse(document.getElementById("llmvcr-data").textContent);
 const STRINGS = DOC.strings;
