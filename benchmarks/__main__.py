@@ -1,5 +1,5 @@
 """``python -m benchmarks``: see :mod:`benchmarks.run`; ``python -m benchmarks suite``: :mod:`benchmarks.suite`;
-``python -m benchmarks linear``: :mod:`benchmarks.linear`."""
+``python -m benchmarks linear``: :mod:`benchmarks.linear`; ``python -m benchmarks view``: :mod:`benchmarks.view`."""
 
 import sys
 
@@ -7,6 +7,11 @@ if sys.argv[1:2] == ["linear"]:
     from .linear import main as linear_main
 
     raise SystemExit(linear_main(sys.argv[2:]))
+
+if sys.argv[1:2] == ["view"]:
+    from .view import main as view_main
+
+    raise SystemExit(view_main(sys.argv[2:]))
 
 if sys.argv[1:2] == ["suite"]:
     from .suite import main as suite_main

@@ -72,8 +72,13 @@ def requests_made(driver: Any) -> list[str]:
     return urls
 
 
-def paint_times(driver: Any) -> dict[str, float]:
-    """Milliseconds from navigation to first paint, first contentful paint and the page drawn."""
+def paint_times(driver: Any, timeout: float = 30) -> dict[str, float]:
+    """Milliseconds from navigation to first paint, first contentful paint and the page drawn (once
+    the browser has painted: a small page is drawn before its first paint)."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    painted = "return performance.getEntriesByName('first-contentful-paint').length"
+    WebDriverWait(driver, timeout, poll_frequency=0.02).until(lambda d: d.execute_script(painted))
     return dict(
         driver.execute_script(
             "const out = {};"

@@ -119,7 +119,7 @@ function divergenceNode(d) {
       el("dt", null, "cassette"), el("dd", null, el("code", null, d.cassette)),
       el("dt", null, "nearest entry"), el("dd", null, d.entry === null ? "none on this endpoint" : `#${d.entry}`),
       el("dt", null, "changed paths"), el("dd", { class: "changed-count" }, String(d.compare.rows.length))),
-    el("details", { class: "message" }, el("summary", null, "the error message"), el("pre", null, d.message)),
+    el("details", { class: "error-message" }, el("summary", null, "the error message"), el("pre", null, d.message)),
     compareNode(d.compare));
 }
 
