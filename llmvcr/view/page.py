@@ -26,6 +26,7 @@ from ..convert import JSON
 from ..errors import CommandError
 from ..redact import CREDENTIAL_HEADERS, Redactor, find_secrets
 from ..schema import release
+from ..secret_shapes import may_hold_shape
 from ..writer import atomic_write
 
 SCRIPTS = ("common.js", "conversation.js", "cassette.js", "index.js", "compare.js", "main.js")
@@ -43,37 +44,47 @@ def _hash(text: str) -> str:
 
 
 # -- repeated strings --------------------------------------------------------------------------
-def _count(node: Any, counts: Counter[str]) -> None:
-    if isinstance(node, str):
-        if len(node) >= SHARED_MIN:
-            counts[node] += 1
-    elif isinstance(node, dict):
+def _strings(node: Any, found: list[str]) -> None:
+    """Every string of a JSON tree (values, not keys) into ``found``."""
+    kind = type(node)
+    if kind is str:
+        found.append(node)
+    elif kind is dict:
         for value in node.values():
-            _count(value, counts)
-    elif isinstance(node, list):
+            if type(value) is str:
+                found.append(value)
+            elif type(value) in (dict, list):
+                _strings(value, found)
+    elif kind is list:
         for value in node:
-            _count(value, counts)
+            if type(value) is str:
+                found.append(value)
+            elif type(value) in (dict, list):
+                _strings(value, found)
 
 
 def _shared(node: Any, index: dict[str, str]) -> Any:
-    if isinstance(node, str):
+    kind = type(node)
+    if kind is str:
         found = index.get(node)
         if found is not None:
             return found
         return _LITERAL + node if node[:1] in (_REF, _LITERAL) else node
-    if isinstance(node, dict):
+    if kind is dict:
         return {key: _shared(value, index) for key, value in node.items()}
-    if isinstance(node, list):
+    if kind is list:
         return [_shared(value, index) for value in node]
     return node
 
 
 def share_strings(data: Any) -> tuple[Any, list[str]]:
     """``data`` with each long repeated string replaced by a reference into the returned table."""
-    counts: Counter[str] = Counter()
-    _count(data, counts)
+    found: list[str] = []
+    _strings(data, found)
+    counts = Counter(text for text in found if len(text) >= SHARED_MIN)
     table = [text for text, n in counts.items() if n > 1]
     index = {text: f"{_REF}{i}" for i, text in enumerate(table)}
+    index.update((text, _LITERAL + text) for text in found if text[:1] in (_REF, _LITERAL))
     return _shared(data, index), table
 
 
@@ -82,9 +93,22 @@ def _placeholder(value: Any) -> bool:
     return isinstance(value, str) and value.startswith("<REDACTED")
 
 
+def _may_hold_secret(node: Any) -> bool:
+    """A quick look at the whole tree as JSON: False when no key shape and no credential header can
+    be in it (most pages), so each string need not be scanned on its own."""
+    found: list[str] = []
+    _strings(node, found)  # the strings alone, as find_secrets reads them: JSON's keys hold no key
+    if may_hold_shape("\n".join(found).encode("utf-8")):
+        return True
+    lower = orjson.dumps(node).lower()
+    return any(f'"{name}":'.encode() in lower for name in CREDENTIAL_HEADERS)
+
+
 def secrets_in(node: Any) -> list[tuple[str, str]]:
     """``(path, kind)`` of every key-shaped string (``llmvcr scan``'s shapes), credential headers
     whose value is already a redaction placeholder excepted."""
+    if not _may_hold_secret(node):
+        return []
     found = []
     for path, kind, excerpt in find_secrets(node):
         if kind == "credential-header" and excerpt.startswith("<REDAC"):

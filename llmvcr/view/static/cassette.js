@@ -232,6 +232,6 @@ function cassetteNode(c, k, ready) {
   const box = el("div", { class: "cassette", data: { k } },
     el("h2", { class: "cassette-name" }, c.name), metaNode(c), timelineNode(c, pick),
     el("h2", null, `Calls (${c.calls.length.toLocaleString("en")})`), list);
-  inSlices(c.calls, 50, (call) => list.appendChild(callNode(c, call, links)), ready);
+  inSlices(c.calls, 30, 200, (call) => list.appendChild(callNode(c, call, links)), ready);
   return box;
 }

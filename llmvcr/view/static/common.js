@@ -91,10 +91,10 @@ function badge(text, kind) {
 }
 
 // Work in slices so the first screen paints at once and a long list keeps coming.
-function inSlices(items, size, each, done) {
+function inSlices(items, first, size, each, done) {
   let at = 0;
   function step() {
-    const end = Math.min(items.length, at + size);
+    const end = Math.min(items.length, at + (at ? size : first));
     for (; at < end; at++) each(items[at], at);
     if (at < items.length) setTimeout(step, 0);
     else if (done) done();
