@@ -90,6 +90,7 @@ def screenshots(folder: Path, driver: Any, work: Path, clients: tuple[Any, Any])
 
     from llmvcr.cli import main as cli
     from llmvcr.errors import ReplayDivergence
+    from llmvcr.playlog import PlayLog
     from llmvcr.view import write_divergences, write_view
     from llmvcr.view.cassettes import cassette_data, load
     from llmvcr.view.compare import divergence_data
@@ -127,6 +128,17 @@ def screenshots(folder: Path, driver: Any, work: Path, clients: tuple[Any, Any])
             divergence = divergence_data(err, "tests/test_trips.py::test_plan_lisbon", cassette)
             write_divergences([divergence], [cassette_data(cassette, fmt)], "report.html")
         cli(["diff", str(trip), str(other), "--html", "diff.html"])
+        weather = Path("tests/cassettes/test_weather.yaml")  # a run that used one of its two entries
+        asks = ["Is it raining in Oslo?", "Is it raining in Bergen?"]
+        with llmvcr.use_cassette(weather, record_mode="all"):
+            for text in asks:
+                clients[1].chat.completions.create(
+                    model="gpt-4o-mini", messages=[{"role": "user", "content": text}]
+                )
+        with PlayLog(), llmvcr.use_cassette(weather, record_mode="none", on_unplayed="ignore"):
+            clients[1].chat.completions.create(
+                model="gpt-4o-mini", messages=[{"role": "user", "content": asks[1]}]
+            )
         pages = {
             "view-cassette.png": write_view(["cassettes/demo-anthropic.yaml"], "demo.html"),
             "view-index.png": write_view(["cassettes", "tests/cassettes"], "index.html"),
