@@ -439,38 +439,3 @@ def test_a_failed_replay_writes_the_report_the_error_names(
     assert browser.find_element("css selector", ".side.left del").text == "short"
     assert browser.find_element("css selector", ".side.right ins").text == "long"
     assert js(browser, "return document.querySelectorAll('section.call').length") == 1  # the cassette below
-
-
-@pytest.mark.slow
-def test_a_wheel_ships_the_page_files_and_writes_a_page_from_anywhere(tmp_path: Path) -> None:
-    import subprocess
-    import sys
-    import zipfile
-
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path / "dist"), str(ROOT)],
-        check=True,
-        capture_output=True,
-    )
-    (wheel,) = (tmp_path / "dist").glob("pyllmvcr-*.whl")
-    names = set(zipfile.ZipFile(wheel).namelist())
-    static = {f"llmvcr/view/static/{p.name}" for p in (ROOT / "llmvcr" / "view" / "static").iterdir()}
-    assert {"llmvcr/view/static/page.html", "llmvcr/view/static/main.js"} <= static <= names
-    site = tmp_path / "site"
-    zipfile.ZipFile(wheel).extractall(site)
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            f"import sys; sys.path.insert(0, {str(site)!r}); import llmvcr.view as v; "
-            f"assert v.__file__.startswith({str(site)!r}); v.write_view([{str(DEMO)!r}], 'page.html')",
-        ],
-        cwd=elsewhere,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert run.returncode == 0, run.stderr
-    assert len(document(elsewhere / "page.html")["data"]["cassettes"]) == 2
