@@ -439,3 +439,15 @@ def test_a_failed_replay_writes_the_report_the_error_names(
     assert browser.find_element("css selector", ".side.left del").text == "short"
     assert browser.find_element("css selector", ".side.right ins").text == "long"
     assert js(browser, "return document.querySelectorAll('section.call').length") == 1  # the cassette below
+
+
+def test_the_report_is_named_from_where_pytest_started_and_per_xdist_worker(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from llmvcr.view.report import report_path
+
+    started = SimpleNamespace(dir=tmp_path)
+    controller = SimpleNamespace(invocation_params=started)
+    worker = SimpleNamespace(invocation_params=started, workerinput={"workerid": "gw1"})
+    assert report_path(controller, "out/report.html") == str(tmp_path / "out" / "report.html")  # type: ignore[arg-type]
+    assert report_path(worker, "out/report.html") == str(tmp_path / "out" / "report-gw1.html")  # type: ignore[arg-type]
