@@ -302,9 +302,17 @@ def test_play_replays_a_stream_at_its_recorded_pace(
     total = js(browser, "return DOC.data.cassettes[0].calls[0].events")
     assert total > 10
     played = "return Number(document.querySelector('.counter').dataset.played || 0)"
+    # every count the counter shows, seen from inside the page (a poll from outside may miss them)
+    js(
+        browser,
+        "window.seen = []; new MutationObserver(() => window.seen.push(Number(document.querySelector('.counter')"
+        ".dataset.played))).observe(document.querySelector('.counter'), {attributes: true})",
+    )
     browser.find_element("css selector", ".player .play").click()
-    WebDriverWait(browser, 10, poll_frequency=0.01).until(lambda d: 0 < js(d, played) < total)  # under way
-    WebDriverWait(browser, 10).until(lambda d: js(d, played) == total)
+    WebDriverWait(browser, 30).until(lambda d: js(d, played) == total)
+    seen = js(browser, "return window.seen")
+    assert any(0 < n < total for n in seen), seen  # it went event by event, not at once
+    assert seen == sorted(seen)
     assert browser.find_element("css selector", ".played").text == text.strip()
     browser.find_element("css selector", "button.speed[data-speed='instant']").click()
     browser.find_element("css selector", ".player .play").click()
