@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from browser import open_page, requests_made, start
+from selenium.webdriver.support.ui import WebDriverWait
 from test_linear import agent
 
 import llmvcr
@@ -285,8 +286,9 @@ def test_the_demo_cassettes_in_a_browser(tmp_path: Path, browser: Any) -> None:
     assert js(browser, "return document.querySelector('.tool-use .to-result').getAttribute('href')") == (
         "#" + js(browser, "return document.querySelector('.tool-result').id")
     )
-    browser.find_element("css selector", ".raw-box summary").click()
-    raw = json.loads(browser.find_element("css selector", ".raw-request").text)
+    browser.find_element("css selector", ".raw-box summary").click()  # built when it opens ("toggle")
+    shown = WebDriverWait(browser, 30).until(lambda d: d.find_elements("css selector", ".raw-request"))
+    raw = json.loads(shown[0].text)
     assert raw["request"]["body"] == cassette.entry(0).request.body
     assert requests_made(browser) == [page.resolve().as_uri()]  # the page itself, and nothing else
 
@@ -295,8 +297,6 @@ def test_the_demo_cassettes_in_a_browser(tmp_path: Path, browser: Any) -> None:
 def test_play_replays_a_stream_at_its_recorded_pace(
     tmp_path: Path, anthropic_client: Any, browser: Any
 ) -> None:
-    from selenium.webdriver.support.ui import WebDriverWait
-
     text = slow_stream(tmp_path / "slow.yaml", anthropic_client)
     open_page(browser, view(tmp_path / "slow.html", tmp_path / "slow.yaml"))
     total = js(browser, "return DOC.data.cassettes[0].calls[0].events")
