@@ -459,3 +459,20 @@ def test_the_report_is_named_from_where_pytest_started_and_per_xdist_worker(tmp_
     worker = SimpleNamespace(invocation_params=started, workerinput={"workerid": "gw1"})
     assert report_path(controller, "out/report.html") == str(tmp_path / "out" / "report.html")  # type: ignore[arg-type]
     assert report_path(worker, "out/report.html") == str(tmp_path / "out" / "report-gw1.html")  # type: ignore[arg-type]
+
+
+def test_other_recorders_files_are_shown_as_llmvcr_replays_them(tmp_path: Path) -> None:
+    otel = ROOT / "tests" / "data" / "otel" / "anthropic-agent.jsonl"
+    gz = (
+        ROOT
+        / "tests"
+        / "data"
+        / "vcrpy_real"
+        / "langchain-layout"
+        / "test_anthropic_message_create_legacy.yaml.gz"
+    )
+    shown = document(view(tmp_path / "p.html", otel, gz, VCRPY))["data"]["cassettes"]
+    assert [c["format"] for c in shown] == ["otel", "langchain-gz", "vcrpy"]
+    for cassette, path in zip(shown, (otel, gz, VCRPY), strict=True):
+        assert len(cassette["calls"]) == len(load(str(path))[0]) > 0
+        assert all("reply" in call for call in cassette["calls"])
