@@ -83,7 +83,9 @@ function timelineNode(c, onPick) {
   canvas.addEventListener("click", (e) => { const hit = at(e.offsetX); if (hit) onPick(hit[2]); });
   requestAnimationFrame(draw);
   return el("div", { class: "timeline-wrap" }, el("h2", null, "Timeline"),
-    el("p", { class: "hint" }, "One bar per call, as long as its stream took to arrive (calls without a stream recorded no duration and get a fixed width); white ticks are stream events at their arrival offsets."),
+    el("p", { class: "hint" }, known.length
+      ? "One bar per call, as long as its stream took to arrive (calls without a stream recorded no duration and get a fixed width); white ticks are stream events at their arrival offsets."
+      : "One bar per call, in the order they were made: no call here recorded how long it took (only a stream's arrival offsets are kept)."),
     box);
 }
 
