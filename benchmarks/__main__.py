@@ -1,5 +1,6 @@
 """``python -m benchmarks``: see :mod:`benchmarks.run`; ``python -m benchmarks suite``: :mod:`benchmarks.suite`;
-``python -m benchmarks linear``: :mod:`benchmarks.linear`; ``python -m benchmarks proxy``: :mod:`benchmarks.proxy`."""
+``python -m benchmarks linear``: :mod:`benchmarks.linear`; ``python -m benchmarks proxy``: :mod:`benchmarks.proxy`;
+``python -m benchmarks view``: :mod:`benchmarks.view`."""
 
 import sys
 
@@ -12,6 +13,10 @@ if sys.argv[1:2] == ["proxy"]:
     from .proxy import main as proxy_main
 
     raise SystemExit(proxy_main(sys.argv[2:]))
+if sys.argv[1:2] == ["view"]:
+    from .view import main as view_main
+
+    raise SystemExit(view_main(sys.argv[2:]))
 
 if sys.argv[1:2] == ["suite"]:
     from .suite import main as suite_main

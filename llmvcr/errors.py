@@ -48,7 +48,8 @@ class ReplayDivergence(LLMVCRError):
     """A live request that no recorded entry answers, and the cassette may not record it.
 
     ``diff`` lists ``(path, recorded, live)`` against the nearest recorded request (empty when
-    the cassette has no request on the same endpoint); ``cassette_path`` names the file.
+    the cassette has no request on the same endpoint); ``cassette_path`` names the file;
+    ``request`` is the live request and ``nearest`` the recorded entry it was compared with.
     """
 
     def __init__(
@@ -58,11 +59,13 @@ class ReplayDivergence(LLMVCRError):
         cassette_path: str = "",
         diff: list[tuple[str, Any, Any]] | None = None,
         request: Any = None,
+        nearest: Any = None,
     ) -> None:
         super().__init__(message)
         self.cassette_path = cassette_path
         self.diff = diff or []
         self.request = request
+        self.nearest = nearest
 
 
 class ReplayExhausted(LLMVCRError):

@@ -24,6 +24,7 @@ from .age import on_ci
 from .api import CassetteContext
 from .cassette import Cassette
 from .errors import CassetteNotFoundError, ReplayDivergence, UnplayedEntriesError
+from .formats import resolve
 from .options import RECORD_MODES, Options, configure, did_you_mean, settings
 from .parse_cache import prune_used
 from .playlog import PlayLog
@@ -65,6 +66,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "(names match as written, before resolution)",
     )
     pytest_fresh.addoption(group)  # unplayed entries, expiry, usage, the re-record planner
+    group.addoption(
+        "--llmvcr-report",
+        metavar="FILE",
+        default=None,
+        help="when a replay fails with ReplayDivergence, write an HTML page with the live request beside "
+        "the nearest recorded one, changes highlighted (the error names it)",
+    )
     group.addoption(
         "--llmvcr-fail-on-stale",
         action="store_true",
@@ -304,6 +312,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         call.excinfo = shortened
     if excinfo is not None and isinstance(excinfo.value, ReplayDivergence):
         _name_the_test(excinfo.value, item.nodeid)
+        _report(item, excinfo.value)
     outcome = yield
     if excinfo is not None and explained and shortened is None:  # in setup, in llmvcr's own fixture
         outcome.get_result().longrepr = excinfo.exconly()  # type: ignore[attr-defined]
@@ -325,6 +334,16 @@ def _name_the_test(err: ReplayDivergence, nodeid: str) -> None:
     """The divergence message's generic re-record command, made the one for this test."""
     if err.args and isinstance(err.args[0], str) and "-k <test>" in err.args[0]:
         err.args = (err.args[0].replace("pytest: -k <test>", f"pytest '{nodeid}'"), *err.args[1:])
+
+
+def _report(item: pytest.Item, err: ReplayDivergence) -> None:
+    """``--llmvcr-report``: the divergence drawn side by side in a page the message names. The page
+    code (llmvcr.view) is imported only when the option is given."""
+    option = item.config.getoption("llmvcr_report")
+    if option:
+        path = resolve("llmvcr.view.report:on_divergence")(item.config, err, item.nodeid, option)
+        if path:
+            resolve("llmvcr.view.report:name_the_page")(err, path)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -182,5 +182,6 @@ def check_drift(
             cassette_path=session.path,
             diff=rows,
             request=request,
+            nearest=entry,
         )
     return StaleCall(position, tuple(rows))

@@ -251,7 +251,7 @@ class Session:
                     stacklevel=2,
                 )
                 return self._serve(name, request, position, stored_hash)
-        raise ReplayDivergence(message, cassette_path=self.path, diff=rows, request=request)
+        raise ReplayDivergence(message, cassette_path=self.path, diff=rows, request=request, nearest=nearest)
 
     def unclaimed(self, method: str, url: str, host: str, *, can_serve: bool = False) -> Entry | None:
         """A request no provider claims: answered from the file when it recorded it (a foreign

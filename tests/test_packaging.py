@@ -72,6 +72,8 @@ def test_a_wheel_ships_py_typed_and_runs_the_demo_from_anywhere(tmp_path: Path) 
     names = zipfile.ZipFile(wheel).namelist()
     assert "llmvcr/py.typed" in names
     assert {"llmvcr/cassettes/demo-anthropic.yaml", "llmvcr/cassettes/demo-openai.yaml"} <= set(names)
+    static = {f"llmvcr/view/static/{p.name}" for p in (ROOT / "llmvcr" / "view" / "static").iterdir()}
+    assert "llmvcr/view/static/page.html" in static and static <= set(names)  # the page llmvcr view writes
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)
     elsewhere = tmp_path / "elsewhere"
@@ -81,7 +83,9 @@ def test_a_wheel_ships_py_typed_and_runs_the_demo_from_anywhere(tmp_path: Path) 
             sys.executable,
             "-c",
             f"import sys; sys.path.insert(0, {str(site)!r}); import llmvcr, runpy; "
-            f"assert llmvcr.__file__.startswith({str(site)!r}); runpy.run_module('llmvcr.demo', run_name='__main__')",
+            f"assert llmvcr.__file__.startswith({str(site)!r}); import llmvcr.view, os; "
+            "llmvcr.view.write_view([os.path.join(os.path.dirname(llmvcr.__file__), 'cassettes')], 'page.html'); "
+            "runpy.run_module('llmvcr.demo', run_name='__main__')",
         ],
         cwd=elsewhere,
         capture_output=True,
@@ -90,6 +94,7 @@ def test_a_wheel_ships_py_typed_and_runs_the_demo_from_anywhere(tmp_path: Path) 
     )
     assert run.returncode == 0, run.stderr
     assert "entries" in run.stdout
+    assert "demo-openai.yaml" in (elsewhere / "page.html").read_text()
 
 
 def test_licence_and_classifiers_are_declared() -> None:

@@ -2,7 +2,7 @@
 
     llmvcr ls [DIR]                       cassettes with entry counts, providers, models, size
     llmvcr show CASSETTE                  the conversation, streams collapsed into text
-    llmvcr diff A B                       entry by entry, structurally
+    llmvcr diff A B [--html FILE]         entry by entry, structurally (side by side in a page)
     llmvcr convert SRC --to FORMAT -o OUT [--from FORMAT] [--layout linear|full]
                                           SRC may be a folder: every file in it
     llmvcr scan PATH...                   exit 1 when anything looks like a credential
@@ -12,6 +12,7 @@
     llmvcr plan [PYTEST_ARGS...]          replay the suite; what to re-record, by cause, with its cost
     llmvcr migrate [PATH] [--write]       a pytest-recording suite onto llmvcr's marker (a diff first)
     llmvcr serve [--port N] [--upstream P=URL]  a local proxy: any language's SDK records and replays
+    llmvcr view PATH... [-o FILE] [--open] one self-contained HTML page of cassettes
 
 Errors are one line on stderr (what went wrong, with which file, and what to do) and exit status 2;
 ``diff`` and ``scan`` exit 1 for "different" and "found".
@@ -32,6 +33,7 @@ from ..formats import by_name, in_place
 from ..linear import LAYOUTS
 from ..options import did_you_mean
 from ..schema import LLMVCR_VERSION
+from ..view.command import add_parser as add_view_parser
 from . import fresh
 from .files import cmd_convert, cmd_prune, cmd_rehash, cmd_scan
 from .inspect import cmd_diff, cmd_ls, cmd_show
@@ -122,6 +124,9 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("b", metavar="B")
     diff.add_argument("--from", dest="from_format", choices=SOURCES, help="input format (default: detected)")
     diff.add_argument("--limit", type=int, default=20, help="differing paths shown per entry (default 20)")
+    diff.add_argument(
+        "--html", metavar="FILE", help="also write the two side by side, changes highlighted, to this page"
+    )
     diff.set_defaults(run=cmd_diff)
 
     convert = commands.add_parser(
@@ -185,6 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
     fresh.add_commands(commands)  # verify, plan: keeping cassettes true to the live API
     add_migrate_parser(commands)
     add_serve_parser(commands)
+    add_view_parser(commands)
     return parser
 
 

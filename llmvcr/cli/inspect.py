@@ -9,12 +9,14 @@ import sys
 from collections.abc import Iterator
 from typing import Any, TextIO
 
-from ..cassette import Cassette, Entry
+from ..cassette import Cassette
 from ..convert import JSON, OPENAI_FINISH, read_call
 from ..diff import shorten_pair, structural_diff
 from ..errors import CommandError, LLMVCRError
 from ..formats import OWN, in_place
 from ..storage import load_cassette
+from ..view import write_diff
+from ..view.compare import entry_tree
 from ..wire import error_message, lookup, model_of, stream_finished
 from .reading import SUFFIXES, cassette_folders, entries, existing, load_any, models, size, sniff
 
@@ -173,17 +175,6 @@ def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
-def _tree(entry: Entry) -> JSON:
-    res = entry.response
-    response: JSON = {"status": res.status, "headers": dict(res.headers)}
-    if res.stream is not None:  # arrival offsets always differ between two recordings
-        response["stream"] = [{k: v for k, v in event.items() if k != "t"} for event in res.stream]
-    else:
-        response["body"] = res.body
-    response.update({"truncated": res.truncated, "failure": res.failure})
-    return {"provider": entry.provider, "request": entry.request.normalised(), "response": response}
-
-
 def _show_value(value: Any) -> str:
     return "(absent)" if value == "<missing>" else repr(value)
 
@@ -192,6 +183,8 @@ def cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
     a = load_any(existing(args.a), args.from_format)
     b = load_any(existing(args.b), args.from_format)
     print(f"A: {a.path} ({entries(len(a))})\nB: {b.path} ({entries(len(b))})", file=out)
+    if args.html:
+        print(f"wrote {write_diff(a, b, args.html)}", file=out)
     differ = False
     for i in range(max(len(a), len(b))):
         if i >= len(a) or i >= len(b):
@@ -202,7 +195,7 @@ def cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
             )
             differ = True
             continue
-        rows = structural_diff(_tree(a.entry(i)), _tree(b.entry(i)), prefix=f"[{i}]")
+        rows = structural_diff(entry_tree(a.entry(i)), entry_tree(b.entry(i)), prefix=f"[{i}]")
         if not rows:
             print(f"[{i}] same", file=out)
             continue

@@ -1,0 +1,203 @@
+"""The one HTML file: the package's template, style and scripts, and the data as a JSON island.
+
+Nothing in the page reaches the network: its Content-Security-Policy allows only its own inline
+script and style (by hash) and ``data:`` images, so even a URL inside a recorded response loads
+nothing. The data sits in a ``<script type="application/json">`` with every ``<``, ``>`` and ``&``
+escaped, so a response holding ``</script><script>`` stays text; the scripts render it with
+``textContent`` only. A string repeated anywhere in the data (a system prompt sent on every call, a
+reply that is also the next request's message) is stored once in a table.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import re
+import warnings
+from collections import Counter
+from datetime import datetime, timezone
+from importlib import resources
+from typing import Any
+
+import orjson
+
+from ..convert import JSON
+from ..errors import CommandError
+from ..redact import CREDENTIAL_HEADERS, Redactor, find_secrets
+from ..schema import release
+from ..secret_shapes import may_hold_shape
+from ..writer import atomic_write
+
+SCRIPTS = ("common.js", "conversation.js", "cassette.js", "index.js", "compare.js", "main.js")
+SHARED_MIN = 48  # a string this long or longer is stored once when it repeats
+_REF, _LITERAL = "\x01", "\x02"  # a table reference; a string that started with one of these
+_SLOT = re.compile(r"\{\{(\w+)\}\}")
+
+
+def _static(name: str) -> str:
+    return resources.files(__package__).joinpath("static", name).read_text(encoding="utf-8")
+
+
+def _hash(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode() + "'"
+
+
+# -- repeated strings --------------------------------------------------------------------------
+def _strings(node: Any, found: list[str]) -> None:
+    """Every string of a JSON tree (values, not keys) into ``found``."""
+    kind = type(node)
+    if kind is str:
+        found.append(node)
+    elif kind is dict:
+        for value in node.values():
+            if type(value) is str:
+                found.append(value)
+            elif type(value) in (dict, list):
+                _strings(value, found)
+    elif kind is list:
+        for value in node:
+            if type(value) is str:
+                found.append(value)
+            elif type(value) in (dict, list):
+                _strings(value, found)
+
+
+def _shared(node: Any, index: dict[str, str]) -> Any:
+    kind = type(node)
+    if kind is str:
+        found = index.get(node)
+        if found is not None:
+            return found
+        return _LITERAL + node if node[:1] in (_REF, _LITERAL) else node
+    if kind is dict:
+        return {key: _shared(value, index) for key, value in node.items()}
+    if kind is list:
+        return [_shared(value, index) for value in node]
+    return node
+
+
+def share_strings(data: Any) -> tuple[Any, list[str]]:
+    """``data`` with each long repeated string replaced by a reference into the returned table."""
+    found: list[str] = []
+    _strings(data, found)
+    counts = Counter(text for text in found if len(text) >= SHARED_MIN)
+    table = [text for text, n in counts.items() if n > 1]
+    index = {text: f"{_REF}{i}" for i, text in enumerate(table)}
+    index.update((text, _LITERAL + text) for text in found if text[:1] in (_REF, _LITERAL))
+    return _shared(data, index), table
+
+
+# -- secrets -----------------------------------------------------------------------------------
+def _placeholder(value: Any) -> bool:
+    return isinstance(value, str) and value.startswith("<REDACTED")
+
+
+def _may_hold_secret(node: Any) -> bool:
+    """A quick look at the whole tree as JSON: False when no key shape and no credential header can
+    be in it (most pages), so each string need not be scanned on its own."""
+    found: list[str] = []
+    _strings(node, found)  # the strings alone, as find_secrets reads them: JSON's keys hold no key
+    if may_hold_shape("\n".join(found).encode("utf-8")):
+        return True
+    lower = orjson.dumps(node).lower()
+    return any(f'"{name}":'.encode() in lower for name in CREDENTIAL_HEADERS)
+
+
+def secrets_in(node: Any) -> list[tuple[str, str]]:
+    """``(path, kind)`` of every key-shaped string (``llmvcr scan``'s shapes), credential headers
+    whose value is already a redaction placeholder excepted."""
+    if not _may_hold_secret(node):
+        return []
+    found = []
+    for path, kind, excerpt in find_secrets(node):
+        if kind == "credential-header" and excerpt.startswith("<REDAC"):
+            continue
+        found.append((path, kind))
+    return found
+
+
+def _scrub(node: Any, redactor: Redactor) -> Any:
+    if isinstance(node, str):
+        return redactor.text(node)
+    if isinstance(node, dict):
+        return {
+            key: (
+                "<REDACTED:credential-header>"
+                if isinstance(key, str) and key.lower() in CREDENTIAL_HEADERS and not _placeholder(value)
+                else _scrub(value, redactor)
+            )
+            for key, value in node.items()
+        }
+    if isinstance(node, list):
+        return [_scrub(value, redactor) for value in node]
+    return node
+
+
+def _in_file(path: str, kind: str) -> str:
+    """``.raw[3].response.body.x`` as ``entry 3: response.body.x (kind)``."""
+    position, _, rest = path.partition(".raw[")[2].partition("]")
+    return f"entry {position}: {rest.lstrip('.')} ({kind})"
+
+
+def redacted(data: Any, where: str) -> Any:
+    """``data`` with nothing key-shaped left: a file holding a key (redacted on disk it should be)
+    is shown with the key replaced and a warning naming the file; a key that stays raises."""
+    found = secrets_in(data)
+    if not found:
+        return data
+    # named as in the file (entry N: its path) where the page keeps the entry as stored
+    places = [_in_file(p, kind) for p, kind in found if ".raw[" in p] or [
+        f"{p.lstrip('.')} ({kind})" for p, kind in found
+    ]
+    paths = ", ".join(places[:5])
+    more = f" and {len(places) - 5} more" if len(places) > 5 else ""
+    warnings.warn(
+        f"{where}: holds what looks like a credential at {paths}{more}; the page shows it redacted. "
+        f"Check the file with: llmvcr scan {where}",
+        stacklevel=3,
+    )
+    cleaned = _scrub(data, Redactor())
+    if secrets_in(cleaned):
+        raise CommandError(f"{where}: a credential could not be redacted from the page; nothing written")
+    return cleaned
+
+
+# -- the file ----------------------------------------------------------------------------------
+def island(data: Any) -> str:
+    """JSON that a ``<script type="application/json">`` holds as text whatever the strings hold."""
+    text = orjson.dumps(data).decode("utf-8")
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def render(kind: str, title: str, data: JSON) -> str:
+    """The page for ``data`` (``kind``: ``cassettes``, ``divergence`` or ``diff``) as HTML text."""
+    payload, strings = share_strings(data)
+    document = {
+        "kind": kind,
+        "title": title,
+        "generated": datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "llmvcr": release(),
+        "strings": strings,
+        "data": payload,
+    }
+    style = _static("page.css")
+    script = "\n".join(_static(name) for name in SCRIPTS)
+    csp = (
+        f"default-src 'none'; img-src data:; style-src {_hash(style)}; script-src {_hash(script)}; "
+        "base-uri 'none'; form-action 'none'"
+    )
+    slots = {
+        "title": html.escape(title),
+        "csp": csp,
+        "style": style,
+        "script": script,
+        "data": island(document),
+    }
+    return _SLOT.sub(lambda m: slots[m.group(1)], _static("page.html"))
+
+
+def write(path: str, kind: str, title: str, data: JSON) -> str:
+    """Write the page to ``path`` (whole or not at all) and return the path."""
+    atomic_write(path, render(kind, title, data).encode("utf-8"))
+    return path
