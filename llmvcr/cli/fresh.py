@@ -14,7 +14,7 @@ from typing import Any, TextIO
 from .._summary import plural
 from ..errors import CommandError
 from ..freshness import shown
-from ..spend import cassette_cost
+from ..spend import Tally, cassette_cost
 from ..usage import prices_available
 from ..verify import Report, Target, verify_cassette
 from ..writer import atomic_write
@@ -86,8 +86,12 @@ def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
     target = _target(args)
     cassettes = [load_any(path) for path in _files(args.paths)]
     requests = sum(len(c) for c in cassettes)
-    cost = sum(cassette_cost(c).usd for c in cassettes)
-    priced = f", about ${cost:.4f} at list price" if prices_available() else ""
+    cost = Tally()
+    for c in cassettes:
+        cost.merge(cassette_cost(c))
+    shown_cost = cost.dollars(" at list price")
+    about = shown_cost if shown_cost == "unpriced" else f"about {shown_cost}"
+    priced = f", {about}" if prices_available() else ""
     sending = f"{plural(requests, 'recorded request')} of {plural(len(cassettes), 'cassette')}"
     out.write(f"llmvcr verify: sending {sending}{priced}\n")
     reports = [verify_cassette(c, target) for c in cassettes]
