@@ -41,8 +41,12 @@ def add_commands(commands: Any) -> None:
         action="append",
         default=[],
         metavar="[PROVIDER=]URL",
-        help="where requests go (default: the provider's API, or ANTHROPIC_BASE_URL / OPENAI_BASE_URL); "
-        "without PROVIDER= for every provider",
+        help="where requests go, as the provider's SDK takes it (default: the provider's API, or "
+        "ANTHROPIC_BASE_URL / OPENAI_BASE_URL); without PROVIDER= for every provider. anthropic: "
+        "scheme://host[/prefix] (https://api.anthropic.com); openai: the same with or without the SDK's "
+        "/v1 (https://api.openai.com/v1, http://gw/v1); google and registered providers have no "
+        "default and no key is sent for them (a gateway that adds it): google=http://gw. The recorded "
+        "path is appended, its start not repeated when the URL already ends with it",
     )
     verify.add_argument("--junit-xml", metavar="FILE", help="also write the result as JUnit XML")
     verify.add_argument("--timeout", type=float, default=60.0, help="seconds per request (default 60)")
