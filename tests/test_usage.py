@@ -89,6 +89,7 @@ def test_usage_and_cost_per_test_in_the_summary_and_the_json(inner: pytest.Pytes
     assert again["test_user.py::test_claude"]["recorded"]["calls"] == 0
     replayed.stdout.fnmatch_lines(
         [
+            "llmvcr: 4 LLM calls replayed, * replay saved * tokens ($0.0* at list price, 1 call unpriced)",
             "*test_user.py::test_claude: 2 replayed, 0 recorded, 0 unplayed, * tokens ($0.0*)",
             "*test_user.py::test_unknown_model: 1 replayed, 0 recorded, 0 unplayed, * tokens (unpriced)",
         ]
@@ -282,3 +283,15 @@ def test_a_model_without_a_price_is_unpriced_in_the_plan_never_zero_dollars(live
     lines = "\n".join(plan.lines())
     assert "1 call, " in lines and "tokens, unpriced" in lines and "$0.0000" not in lines
     assert not hasattr(usage, "PRICES") and not hasattr(usage, "price")  # no hand-kept rates to go stale
+
+
+def test_a_registered_provider_is_priced_under_its_own_name() -> None:
+    from llmvcr.entries import Entry, Request, Response
+
+    body = {"id": "chatcmpl-1", "object": "chat.completion", "model": "llama-3.3-70b-versatile", "choices": [],
+            "usage": {"prompt_tokens": 1000, "completion_tokens": 200, "total_tokens": 1200,
+                      "prompt_tokens_details": {"cached_tokens": 512}}}  # fmt: skip
+    request = Request("POST", "/openai/v1/chat/completions", {"model": "llama-3.3-70b-versatile"})
+    entry = Entry("groq", request, Response(200, {}, body=body), "sha256:0")
+    assert usage.usage_of(entry) == (1000, 200, pytest.approx(_direct(body, "groq")))
+    assert usage.cost_of(Entry("my-gateway", request, Response(200, {}, body=body), "sha256:0")) is None
