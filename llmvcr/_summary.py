@@ -16,7 +16,7 @@ from ._stale_report import StaleCassette, stale_lines
 from ._values import Value
 from .freshness import Finding, unplayed_policy
 from .session import Session
-from .usage import cost_of, tokens_of
+from .usage import prices_available, usage_of
 
 
 @dataclass(eq=False, repr=False)
@@ -31,11 +31,21 @@ class TestCounts(Value):
     unrecorded: int = 0  # HTTP calls no provider claims, let through by a recording cassette
     tokens: int = 0
     dollars: float = 0.0
+    priced: int = 0  # replayed calls with a list price
+    unpriced: int = 0  # replayed calls whose usage genai-prices cannot price (a model it does not know)
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:
     """``1 cassette``, ``2 cassettes``; ``many`` for irregular plurals (``entry``/``entries``)."""
     return f"{n:,} {word if n == 1 else (many or word + 's')}"
+
+
+def dollars(usd: float, priced: int, unpriced: int, at: str = "") -> str:
+    """What calls cost: ``$0.0123{at}``, ``$0.0123{at}, 2 calls unpriced``, or ``unpriced`` when none
+    had a known price (a model genai-prices does not know), never ``$0.0000`` for those."""
+    if unpriced and not priced:
+        return "unpriced"
+    return f"${usd:.4f}{at}" + (f", {plural(unpriced, 'call')} unpriced" if unpriced else "")
 
 
 @dataclass(eq=False, repr=False)
@@ -75,10 +85,15 @@ class RunSummary(Value):
                     hosts[host] = hosts.get(host, 0) + n
                 if not session.writes and not session.cassette.entries:
                     self.empty.add(session.path)
+            priced = prices_available()
             for entry in session.served:
-                tokens = tokens_of(entry)
-                row.tokens += sum(tokens)
-                row.dollars += cost_of(entry, tokens) or 0.0
+                inp, out, usd = usage_of(entry)
+                row.tokens += inp + out
+                if usd is not None:
+                    row.dollars += usd
+                    row.priced += 1
+                elif priced:  # without the prices extra, PRICES_HINT says so once instead
+                    row.unpriced += 1
             if session.path and session.persist:
                 self.users.setdefault(session.path, set()).add(name)
             if session.wrote_nothing and session.quiet_when_empty:
@@ -114,7 +129,17 @@ class RunSummary(Value):
             for raw in data.get("per_test", []):
                 row = TestCounts(**raw)
                 mine = self.per_test.setdefault(row.test, TestCounts(row.test))
-                for key in ("replayed", "recorded", "writes", "unplayed", "unrecorded", "tokens", "dollars"):
+                for key in (
+                    "replayed",
+                    "recorded",
+                    "writes",
+                    "unplayed",
+                    "unrecorded",
+                    "tokens",
+                    "dollars",
+                    "priced",
+                    "unpriced",
+                ):
                     setattr(mine, key, getattr(mine, key) + getattr(row, key))
             self.written.update(data.get("written", []))
             self.unplayed.update(data.get("unplayed", {}))
@@ -140,14 +165,14 @@ class RunSummary(Value):
         recorded = sum(r.recorded for r in rows)
         unplayed = sum(self.unplayed.values())
         tokens = sum(r.tokens for r in rows)
-        dollars = sum(r.dollars for r in rows)
+        usd, priced, unpriced = (sum(getattr(r, k) for r in rows) for k in ("dollars", "priced", "unpriced"))
         line = (
             f"llmvcr: {plural(replayed, 'LLM call')} replayed, {recorded:,} recorded, "
             f"{plural(len(self.written), 'cassette')} written, "
             f"{plural(unplayed, 'unplayed entry', 'unplayed entries')}; "
             f"replay saved {plural(tokens, 'token')}"
         )
-        out = [line + (f" (${dollars:.4f} at list price)" if dollars else "")]
+        out = [line + (f" ({dollars(usd, priced, unpriced, ' at list price')})" if usd or unpriced else "")]
         out += self._unplayed_lines()
         out += stale_lines(self.stale)
         out += self._unrecorded_lines()
@@ -162,7 +187,7 @@ class RunSummary(Value):
             out += [
                 f"  {r.test}: {r.replayed} replayed, {r.recorded} recorded, {r.unplayed} unplayed, "
                 f"{plural(r.tokens, 'token')}"
-                + (f" (${r.dollars:.4f})" if r.dollars else "")
+                + (f" ({dollars(r.dollars, r.priced, r.unpriced)})" if r.dollars or r.unpriced else "")
                 + (f", {r.unrecorded} unrecorded" if r.unrecorded else "")
                 for r in rows
                 if r.replayed or r.recorded or r.unplayed or r.unrecorded

@@ -63,8 +63,13 @@ def _money(tally: Tally | None) -> str:
         return "cost unknown (nothing recorded to go by)"
     if not prices_available():
         return f"{plural(tally.calls, 'call')}, {tally.tokens:,} tokens"
-    unpriced = f", {tally.unpriced} unpriced" if tally.unpriced else ""
-    return f"{plural(tally.calls, 'call')}, {tally.tokens:,} tokens, ~${tally.usd:.4f}{unpriced}"
+    return f"{plural(tally.calls, 'call')}, {tally.tokens:,} tokens, {_about(tally)}"
+
+
+def _about(tally: Tally, at: str = "") -> str:
+    """``~$0.0123{at}`` (with the calls left unpriced), or ``unpriced``: never ``~$0.0000`` for those."""
+    cost = tally.dollars(at)
+    return cost if cost == "unpriced" else "~" + cost
 
 
 @dataclass(eq=False, repr=False)
@@ -140,7 +145,7 @@ class Plan:
                 out.append(f"    record: pytest {shown_tests} --llmvcr-record-mode={mode}")
                 if cause == "unplayed":
                     out.append("    or drop the unused entries for free: llmvcr prune PATH...")
-        dollars = f", ~${total.usd:.4f} at list price" if prices_available() else ""
+        dollars = f", {_about(total, ' at list price')}" if prices_available() else ""
         plus = f" plus {unknown} never recorded" if unknown else ""
         out.append(
             f"  total: {plural(total.calls, 'live call')}, {total.tokens:,} tokens{dollars}{plus}; "

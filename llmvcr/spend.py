@@ -16,11 +16,11 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ._summary import plural
+from ._summary import dollars, plural
 from ._values import Value
 from .cassette import Cassette, Entry
 from .session import Session
-from .usage import PRICES_HINT, cost_of, prices_available, tokens_of
+from .usage import PRICES_HINT, prices_available, usage_of
 from .writer import atomic_write
 
 __all__ = ["Ledger", "Tally", "cassette_cost", "recorded_entries"]
@@ -38,11 +38,10 @@ class Tally(Value):
 
     def add(self, entries: Iterable[Entry]) -> Tally:
         for entry in entries:
-            tokens = tokens_of(entry)
+            inp, out, dollars = usage_of(entry)
             self.calls += 1
-            self.input_tokens += tokens[0]
-            self.output_tokens += tokens[1]
-            dollars = cost_of(entry, tokens)
+            self.input_tokens += inp
+            self.output_tokens += out
             if dollars is None:
                 self.unpriced += 1
             else:
@@ -52,6 +51,10 @@ class Tally(Value):
     def merge(self, other: Tally) -> None:
         for name in ("calls", "input_tokens", "output_tokens", "usd", "unpriced"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    def dollars(self, at: str = "") -> str:
+        """``$0.0123{at}``, with the calls left unpriced, or ``unpriced`` when none had a price."""
+        return dollars(self.usd, self.calls - self.unpriced, self.unpriced, at)
 
     @property
     def tokens(self) -> int:
@@ -146,16 +149,17 @@ class Ledger:
             total = Tally()
             for r in rows:
                 total.merge(r.recorded)
-            cost = f" (${total.usd:.4f} at list price)" if priced and total.usd else ""
+            at = " at list price"
+            cost = f" ({total.dollars(at)})" if priced and (total.usd or total.unpriced) else ""
             out.append(
                 f"llmvcr: recording spent {total.tokens:,} tokens in {total.calls:,} live calls{cost}, "
                 f"per test:"
             )
             rows.sort(key=lambda r: (-r.recorded.usd, -r.recorded.tokens, r.test))
             for r in rows[:10]:
-                dollars = f", ${r.recorded.usd:.4f}" if priced else ""
+                cost = f", {r.recorded.dollars()}" if priced else ""
                 calls = plural(r.recorded.calls, "call")
-                out.append(f"  {r.test}: {calls}, {r.recorded.tokens:,} tokens{dollars}")
+                out.append(f"  {r.test}: {calls}, {r.recorded.tokens:,} tokens{cost}")
             if len(rows) > 10:
                 out.append(f"  ... and {len(rows) - 10} more tests")
         if any_tokens and not priced:

@@ -1,54 +1,92 @@
-"""Token usage read from recorded responses, and what those tokens cost at list price.
+"""Token usage read from recorded responses, and what that usage costs at list price.
 
 Prices come from ``genai-prices`` (kept by the pydantic team, updated as providers change them),
-installed with the optional extra ``pip install 'pyllmvcr[prices]'``. Without it, tokens are
-still counted and dollars are omitted (``cost_of`` returns None); :data:`PRICES_HINT` says how to
-get them. llmvcr keeps no price table of its own: a hand-kept one goes stale silently.
+installed with the optional extra ``pip install 'pyllmvcr[prices]'``. The recorded usage is priced
+as genai-prices itself reads it: its own usage extraction for the provider's response format (cache
+reads and writes, reasoning tokens, long-context tiers), then its own price calculation. llmvcr
+only finds where a response (or the events of a stream) reports its usage, and keeps no rate of its
+own: a hand-kept one goes stale silently. Without the extra, tokens are still counted and dollars
+are omitted (``cost_of`` returns None); :data:`PRICES_HINT` says how to get them.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
-from typing import Any
+import re
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+import orjson
 
 from .cassette import Entry
 
-__all__ = ["PRICES_HINT", "cost_of", "price", "prices_available", "tokens_of"]
+__all__ = ["PRICES_HINT", "CallUsage", "cost_of", "prices_available", "tokens_of", "usage_of"]
 
 PRICES_HINT = "dollars omitted: install the prices extra for them (pip install 'pyllmvcr[prices]')"
-_PROVIDERS = {"anthropic": "anthropic", "openai": "openai", "azure": "azure", "google": "google"}
+_GOOGLE_MODEL = re.compile(r"/models/([^/:]+):")
 
 
-def _tokens(usage: Any) -> tuple[int, int]:
-    if not isinstance(usage, dict):
-        return 0, 0
-    inp = usage.get("input_tokens", usage.get("prompt_tokens", 0)) or 0
-    out = usage.get("output_tokens", usage.get("completion_tokens", 0)) or 0
-    return (inp if isinstance(inp, int) else 0), (out if isinstance(out, int) else 0)
+class CallUsage(NamedTuple):
+    """One recorded call's tokens and list-price dollars (``usd`` None: no known price)."""
+
+    input_tokens: int
+    output_tokens: int
+    usd: float | None
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _merge(found: dict[str, Any], usage: dict[str, Any], model: str | None) -> str | None:
+    """Add the usage one body or event reports (later values win: stream counts are cumulative);
+    the model it names when none was found before."""
+    part = found.get("usage")
+    if part is None:
+        part = found.get("usageMetadata")  # Gemini's
+    if isinstance(part, dict):
+        usage.update((k, v) for k, v in part.items() if v is not None)
+    if model is None:
+        name = found.get("model") or found.get("modelVersion")
+        model = name if isinstance(name, str) else None
+    return model
+
+
+def _recorded(entry: Entry) -> tuple[str | None, dict[str, Any]]:
+    """The model and the usage the recorded response reports, a stream's events merged into one."""
+    response = entry.response
+    usage: dict[str, Any] = {}
+    model: str | None = None
+    if response.stream is not None:
+        parts: Any = [event.get("data") for event in response.stream if isinstance(event, dict)]
+    else:
+        body = response.body
+        parts = body if isinstance(body, list) else (body,)  # a Gemini stream kept as one JSON array
+    for data in parts:
+        if not isinstance(data, dict):
+            continue  # "[DONE]"
+        model = _merge(data, usage, model)
+        # Anthropic's message_start, OpenAI Responses' response.* events: the usage one level down
+        inner = data.get("message") or data.get("response")
+        if isinstance(inner, dict):
+            model = _merge(inner, usage, model)
+    return model, usage
+
+
+def _tokens(usage: Mapping[str, Any]) -> tuple[int, int]:
+    """(input, output) tokens in any provider's usage: Anthropic's cache reads and writes are
+    input tokens it reports apart; Gemini's thoughts are output it reports apart."""
+    inp = _int(usage.get("input_tokens", usage.get("prompt_tokens", usage.get("promptTokenCount"))))
+    inp += _int(usage.get("cache_creation_input_tokens")) + _int(usage.get("cache_read_input_tokens"))
+    out = _int(usage.get("output_tokens", usage.get("completion_tokens", usage.get("candidatesTokenCount"))))
+    out += _int(usage.get("thoughtsTokenCount"))
+    return inp, out
 
 
 def tokens_of(entry: Entry) -> tuple[int, int]:
     """(input, output) tokens the recorded response reports, streamed or not."""
-    response = entry.response
-    if response.stream is None:
-        body = response.body
-        return _tokens(body.get("usage")) if isinstance(body, dict) else (0, 0)
-    inp = out = 0
-    for event in response.stream:
-        data = event.get("data")
-        if not isinstance(data, dict) or (
-            "usage" not in data and "message" not in data and "response" not in data
-        ):
-            continue  # most events (text deltas) carry no usage
-        for usage in (
-            data.get("usage"),
-            (data.get("message") or {}).get("usage") if isinstance(data.get("message"), dict) else None,
-            (data.get("response") or {}).get("usage") if isinstance(data.get("response"), dict) else None,
-        ):
-            i, o = _tokens(usage)
-            inp, out = max(inp, i), max(out, o)
-    return inp, out
+    return _tokens(_recorded(entry)[1])
 
 
 @functools.cache
@@ -65,40 +103,69 @@ def prices_available() -> bool:
     return _genai_prices() is not None
 
 
-@functools.lru_cache(maxsize=1024)
-def _rates(model: str, provider: str) -> tuple[float, float] | None:
-    """Dollars per input and per output token of ``model`` (its base tier), asked once per model: a
-    replay of thousands of entries prices them by multiplication, not a lookup each."""
+def _flavor(entry: Entry) -> tuple[str, tuple[str, ...], str, str]:
+    """genai-prices' provider id and the API flavors to read the entry's usage as, with the keys its
+    extractor reads the model and the usage from. A provider registered by the user (``groq``,
+    ``mistral``) is looked up under its own name: genai-prices knows many."""
+    if entry.provider == "anthropic":
+        return "anthropic", ("default",), "model", "usage"
+    if entry.provider == "google":
+        return "google", ("default",), "modelVersion", "usageMetadata"
+    path = entry.request.path
+    flavor = "embeddings" if path.endswith("/embeddings") else "responses" if "/responses" in path else "chat"
+    return entry.provider, (flavor,) if entry.provider == "openai" else (flavor, "default"), "model", "usage"
+
+
+@functools.lru_cache(maxsize=4096)
+def _price(
+    provider: str, flavors: tuple[str, ...], model_key: str, usage_key: str, model: str, usage: bytes
+) -> float | None:
+    """genai-prices' price of one usage record, asked once per distinct (provider, model, usage): a
+    replay of thousands of entries repeats the same few."""
     prices = _genai_prices()
-    if prices is None or not model:
+    document = {model_key: model, usage_key: orjson.loads(usage)}
+    try:
+        extracted = prices.extract_usage(document, provider_id=provider, api_flavor=flavors[0])
+        return float(extracted.calc_price().total_price)
+    except LookupError:  # a provider or a model it does not know (a fine-tune, a test double)
         return None
-    rates = []
-    for usage in (prices.Usage(input_tokens=1000), prices.Usage(output_tokens=1000)):  # below every tier
-        try:
-            result = prices.calc_price(usage, model, provider_id=_PROVIDERS.get(provider))
-        except LookupError:  # a model genai-prices does not know (a fine-tune, a test double)
-            return None
-        rates.append(float(result.total_price) / 1000)
-    return rates[0], rates[1]
+    except ValueError:  # not this flavor's usage record (or no flavor of that name): try the next
+        return _price(provider, flavors[1:], model_key, usage_key, model, usage) if flavors[1:] else None
 
 
-def price(model: str, provider: str, input_tokens: int, output_tokens: int) -> float | None:
-    """List-price dollars of a call (base-tier prices: long-context surcharges are not applied), or
-    None when the model or its price is unknown, or the prices extra is not installed."""
-    rates = _rates(model, provider)
-    if rates is None:
-        return None
-    return input_tokens * rates[0] + output_tokens * rates[1]
-
-
-def cost_of(entry: Entry, tokens: tuple[int, int] | None = None) -> float | None:
-    """List-price dollars of the recorded call, or None when the price is unknown.
-
-    ``tokens`` is ``tokens_of(entry)`` when the caller has it already.
-    """
+def _request_model(entry: Entry) -> str | None:
+    """The model the request named, for a response that does not name it."""
     body = entry.request.body
-    model = body.get("model") if isinstance(body, dict) else None
-    if not isinstance(model, str):
-        return None
-    inp, out = tokens if tokens is not None else tokens_of(entry)
-    return price(model, entry.provider, inp, out)
+    model = body.get("model") if isinstance(body, Mapping) else None
+    if isinstance(model, str):
+        return model
+    found = _GOOGLE_MODEL.search(entry.request.path)
+    return found.group(1) if found else None
+
+
+def usage_of(entry: Entry) -> CallUsage:
+    """Tokens and list-price dollars of the recorded call, read once.
+
+    ``usd`` is None when the prices extra is not installed, or when the response reports usage that
+    genai-prices cannot price (a model or a format it does not know); a response that reports no
+    usage (an error, an embedding without it) costs nothing to replay and is 0.0.
+    """
+    model, usage = _recorded(entry)
+    inp, out = _tokens(usage)
+    if not prices_available():
+        return CallUsage(inp, out, None)
+    if not usage:
+        return CallUsage(inp, out, 0.0)
+    model = model or _request_model(entry)
+    if model is None:
+        return CallUsage(inp, out, None)
+    try:
+        key = orjson.dumps(usage, option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # a value JSON cannot hold, so no price list reads it either
+        return CallUsage(inp, out, None)
+    return CallUsage(inp, out, _price(*_flavor(entry), model, key))
+
+
+def cost_of(entry: Entry) -> float | None:
+    """List-price dollars of the recorded call, or None when its price is unknown (see :func:`usage_of`)."""
+    return usage_of(entry).usd

@@ -3,8 +3,9 @@ the *shape* of the answer is compared with the recorded one.
 
 Drift is what breaks code that parses the answer: a field added or removed, a type changed, a stream
 event type new or gone, an error where a success was recorded (or the reverse). Text that differs
-is expected of a model and is not drift, nor is a field that is null on one side, nor the items of
-a list that one side leaves empty. List items are compared by their ``type`` when they have one
+is expected of a model and is not drift, nor is a field that is null on one side (null where it
+appears, null before it went away, or null where an object now comes, with the object's fields), nor
+the items of a list that one side leaves empty. List items are compared by their ``type`` when they have one
 (``content[type=text]``, ``content[type=tool_use]``), so a model that answers with text where it
 once called a tool changes nothing that is compared. The keys of a tool's input are the model's own
 and are not compared.
@@ -23,12 +24,13 @@ import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from ._values import FrozenValue, Value
 from .cassette import Cassette, Entry
 from .sse import parse_events
 
-__all__ = ["Drift", "Report", "Target", "shape", "verify_cassette"]
+__all__ = ["Drift", "Report", "Target", "joined", "shape", "verify_cassette"]
 
 # where each built-in provider is, and how its key is sent
 _LIVE: dict[str, tuple[str, str, str, str]] = {  # provider -> (base URL, env key, env base URL, header)
@@ -99,12 +101,15 @@ def compare(before: Any, after: Any, entry: int, call: str, where: str = "") -> 
         parent = _parent(path)
         if path and (parent not in old or parent not in new):
             continue  # under a list one side left empty, or a field the other side lacks: said above
+        if path and not (old[parent] - {"null"} and new[parent] - {"null"}):
+            continue  # a sub-field of a value that is null on one side (logprobs: null, then an object)
         was, now = old.get(path, set()) - {"null"}, new.get(path, set()) - {"null"}
         if path not in new:
-            out.append(Drift(entry, call, "field removed", f"{prefix}{path}"))
+            if was:  # a field that was only ever null and went away is no drift
+                out.append(Drift(entry, call, "field removed", f"{prefix}{path}"))
         elif path not in old:
-            kinds = "/".join(sorted(now)) or "null"
-            out.append(Drift(entry, call, "field added", f"{prefix}{path} ({kinds})"))
+            if now:  # nor is one that appears as null
+                out.append(Drift(entry, call, "field added", f"{prefix}{path} ({'/'.join(sorted(now))})"))
         elif was and now and was != now:
             shown = f"{'/'.join(sorted(was))} -> {'/'.join(sorted(now))}"
             out.append(Drift(entry, call, "type changed", f"{prefix}{path}: {shown}"))
@@ -181,10 +186,24 @@ class Report(Value):
 Answer = tuple[int, Any, "list[Any] | None"]  # status, JSON body, stream events
 
 
+def joined(base: str, path: str) -> str:
+    """The URL of the recorded ``path`` under ``base``. A base that already ends where the path
+    begins is not repeated: the openai SDK's ``http://gw/v1`` with ``/v1/chat/completions`` is
+    ``http://gw/v1/chat/completions``, as is ``http://gw`` with it."""
+    base = base.rstrip("/")
+    segments = path.split("/")  # "/v1/chat/completions" -> ["", "v1", "chat", "completions"]
+    base_path = urlsplit(base).path
+    for end in range(len(segments), 1, -1):  # the longest overlap first
+        start = "/".join(segments[:end])
+        if base_path.endswith(start):
+            return base[: len(base) - len(start)] + path
+    return base + path
+
+
 def _send(entry: Entry, base: str, headers: dict[str, str], timeout: float) -> Answer:
     """Send the recorded request; ``(status, JSON body, stream events or None)``."""
     request = entry.request
-    url = base.rstrip("/") + request.path
+    url = joined(base, request.path)
     if request.query:
         url += "?" + "&".join(f"{k}={v}" for k, v in request.query)
     data = json.dumps(request.body).encode("utf-8") if request.body is not None else None

@@ -1062,13 +1062,16 @@ def _gemini(h: _Handler, path: str, raw: bytes) -> None:
             "responseId": seed[:22],
         }
 
+    drifted = h.server.owner._drifted  # the live API changed since recording (or reports other usage)
     if method == "generateContent":
-        return h.send_json(200, reply(answer, True), hdrs)
+        return h.send_json(200, drifted(None, reply(answer, True))[0][1], hdrs)
     chunks = [[{"text": p}] for p in pieces] if pieces else [answer]
     if "alt=sse" not in h.path:  # the stream's other form: one JSON array of the chunks
         return h.send_json(200, [reply(c, i == len(chunks) - 1) for i, c in enumerate(chunks)], hdrs)
     frames = [
-        f"data: {json.dumps(reply(c, i == len(chunks) - 1))}\r\n\r\n".encode() for i, c in enumerate(chunks)
+        f"data: {json.dumps(d)}\r\n\r\n".encode()
+        for i, c in enumerate(chunks)
+        for _, d in drifted(None, reply(c, i == len(chunks) - 1))
     ]
     delay = 0.05 if "__slow_stream__" in text else 0.0
     h.send_sse(frames, hdrs, delay=delay, fail=None, drop="__stream_drop__" in text)

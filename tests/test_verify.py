@@ -134,3 +134,60 @@ def test_a_request_without_its_key_is_named_not_checked(
     assert "gpt.yaml: NOT CHECKED (1 of 1 requests)" in out
     assert "not checked: #0 POST /v1/chat/completions: set OPENAI_API_KEY to send it" in out
     assert live.request_count == requests
+
+
+def nulls(event: str | None, payload: dict[str, Any]) -> list[tuple[str | None, dict[str, Any]]]:
+    """The live API now sends nulls where the recording had nothing, drops fields the recording had as
+    null, and fills in an object where the recording had null: none of it is drift."""
+    if event is None and payload.get("type") == "message":
+        changed = dict(payload, container=None)
+        changed.pop("stop_sequence")  # recorded as null
+        return [(None, changed)]
+    if event == "message_delta":  # a stream's null that went away
+        return [(event, dict(payload, delta={k: v for k, v in payload["delta"].items() if v is not None}))]
+    if event is None and payload.get("object") == "chat.completion":
+        logprobs = {"content": [{"token": "Echo", "logprob": -0.01, "bytes": [69, 99, 104, 111], "top_logprobs": []}],
+                    "refusal": None}  # fmt: skip
+        message = {k: v for k, v in payload["choices"][0]["message"].items() if k != "refusal"}
+        choice = dict(payload["choices"][0], message=message, logprobs=logprobs)
+        return [(None, dict(payload, choices=[choice], system_fingerprint=None, service_tier=None))]
+    return [(event, payload)]
+
+
+def test_a_null_that_appears_goes_away_or_becomes_an_object_is_not_drift(
+    live: LLMServer, recorded: dict[str, Path]
+) -> None:
+    live.drift = nulls
+    status, out = verify(*map(str, recorded.values()), "--base-url", live.url)
+    assert status == 0, out
+    assert out.count("ok (1 answer, same shape)") == 3
+
+
+def test_an_openai_base_url_written_the_sdks_way_with_v1_is_not_doubled(
+    live: LLMServer, recorded: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sdk_ways = ["--base-url", f"openai={live.url}/v1", "--base-url", f"anthropic={live.url}"]
+    for given in (sdk_ways, ["--base-url", f"{live.url}/v1/"]):
+        live.reset()
+        status, out = verify(str(recorded["gpt"]), str(recorded["claude"]), *given)
+        assert status == 0, out
+        assert sorted(r.path for r in live.requests) == ["/v1/chat/completions", "/v1/messages"]
+    monkeypatch.setenv("OPENAI_BASE_URL", f"{live.url}/v1")  # as the openai SDK reads it
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", live.url)  # as the anthropic SDK reads it
+    live.reset()
+    status, out = verify(str(recorded["gpt"]), str(recorded["claude"]))
+    assert status == 0, out
+    assert sorted(r.path for r in live.requests) == ["/v1/chat/completions", "/v1/messages"]
+    assert "openai: the same with or without the SDK's /v1" in " ".join(_help().split())
+
+
+def _help() -> str:
+    out = io.StringIO()
+    saved = sys.stdout
+    sys.stdout = out
+    try:
+        with pytest.raises(SystemExit):
+            main(["verify", "--help"])
+    finally:
+        sys.stdout = saved
+    return out.getvalue()

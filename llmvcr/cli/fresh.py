@@ -14,7 +14,7 @@ from typing import Any, TextIO
 from .._summary import plural
 from ..errors import CommandError
 from ..freshness import shown
-from ..spend import cassette_cost
+from ..spend import Tally, cassette_cost
 from ..usage import prices_available
 from ..verify import Report, Target, verify_cassette
 from ..writer import atomic_write
@@ -41,8 +41,12 @@ def add_commands(commands: Any) -> None:
         action="append",
         default=[],
         metavar="[PROVIDER=]URL",
-        help="where requests go (default: the provider's API, or ANTHROPIC_BASE_URL / OPENAI_BASE_URL); "
-        "without PROVIDER= for every provider",
+        help="where requests go, as the provider's SDK takes it (default: the provider's API, or "
+        "ANTHROPIC_BASE_URL / OPENAI_BASE_URL); without PROVIDER= for every provider. anthropic: "
+        "scheme://host[/prefix] (https://api.anthropic.com); openai: the same with or without the SDK's "
+        "/v1 (https://api.openai.com/v1, http://gw/v1); google and registered providers have no "
+        "default and no key is sent for them (a gateway that adds it): google=http://gw. The recorded "
+        "path is appended, its start not repeated when the URL already ends with it",
     )
     verify.add_argument("--junit-xml", metavar="FILE", help="also write the result as JUnit XML")
     verify.add_argument("--timeout", type=float, default=60.0, help="seconds per request (default 60)")
@@ -86,8 +90,12 @@ def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
     target = _target(args)
     cassettes = [load_any(path) for path in _files(args.paths)]
     requests = sum(len(c) for c in cassettes)
-    cost = sum(cassette_cost(c).usd for c in cassettes)
-    priced = f", about ${cost:.4f} at list price" if prices_available() else ""
+    cost = Tally()
+    for c in cassettes:
+        cost.merge(cassette_cost(c))
+    shown_cost = cost.dollars(" at list price")
+    about = shown_cost if shown_cost == "unpriced" else f"about {shown_cost}"
+    priced = f", {about}" if prices_available() else ""
     sending = f"{plural(requests, 'recorded request')} of {plural(len(cassettes), 'cassette')}"
     out.write(f"llmvcr verify: sending {sending}{priced}\n")
     reports = [verify_cassette(c, target) for c in cassettes]
