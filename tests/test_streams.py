@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -329,6 +330,7 @@ async def test_an_async_cut_stream_read_further_raises_llmvcrs_own_error(
     google_client: Any,
     server: Any,
     request: Any,
+    cassette_dir: Path,
 ) -> None:
     start = _async_streams(async_anthropic_client, async_openai_client, google_client)[kind]
 
@@ -341,8 +343,18 @@ async def test_an_async_cut_stream_read_further_raises_llmvcrs_own_error(
         return out
 
     with llmvcr.recording("acut") as cassette:
-        live = await read(2)
-    assert cassette.entries[0].response.truncated and len(live) == 2
+        live = await read()
+    # written as a caller that stopped after two events leaves it (aiohttp, google-genai's async
+    # transport when installed, holds a short body whole before the caller stops: it records it whole)
+    (entry,) = cassette.entries
+    cut = llmvcr.Cassette()
+    cut.append(
+        replace(
+            entry, response=replace(entry.response, stream=(entry.response.stream or [])[:2], truncated=True)
+        )
+    )
+    llmvcr.save_cassette(cassette_dir / "acut.yaml", cut)
+    assert len(live) > 2
     before, attempts = server.request_count, request.getfixturevalue("no_network")
     with llmvcr.recording("acut", record_mode="none"):
         with pytest.raises(Exception) as cut:
