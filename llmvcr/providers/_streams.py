@@ -253,5 +253,7 @@ def serve(module: Any, recorded: Response, request: Any, speed: float | None, is
         headers.setdefault("content-type", "text/event-stream")
         stream = _replay_stream(module, recorded, speed, is_async)
         return module.Response(recorded.status, headers=headers, stream=stream, request=request)
+    if recorded.body is not None:  # stored without its content type: served as the JSON it is written as
+        headers.setdefault("content-type", "application/json")
     content = body_bytes(recorded.body, headers.get("content-type", "application/json"))
     return module.Response(recorded.status, headers=headers, content=content, request=request)
