@@ -639,9 +639,9 @@ def test_a_refused_stream_replays_the_error_the_live_call_raised(
     request: Any,
     server: Any,
 ) -> None:
-    """A streamed call the server refused (Gemini's 400 for a key it does not take, and the others'
-    400s) replays, in place and converted, as the same SDK error: class, status, message, body and
-    content type. Serializers that drop every header (openinference's, LangChain's) keep no content
+    """A streamed call the server refused (Gemini's 400 for a key it does not take, its JSON error
+    labelled ``text/event-stream``, and the others' 400s) replays, in place, converted and recorded by
+    llmvcr, as the same SDK error: class, status, message, body and content type. Serializers that drop every header (openinference's, LangChain's) keep no content
     type: the body is still the JSON error, and aiohttp (google-genai's async transport) reads it as
     JSON only when the response says so."""
     calls = _refused_streams(anthropic_client, openai_client, google_client)
@@ -651,11 +651,22 @@ def test_a_refused_stream_replays_the_error_the_live_call_raised(
         live = {name: _raised(start) for name, start in calls.items()}
     converted = tmp_path / "converted.yaml"
     llmvcr.save_cassette(converted, llmvcr.from_vcrpy(source))
+    recorded = tmp_path / "recorded.yaml"  # and recorded by llmvcr itself
+    with llmvcr.use_cassette(recorded, record_mode="all"):
+        assert {name: _raised(start) for name, start in calls.items()} == live
     before, blocked = server.request_count, request.getfixturevalue("no_network")
-    for path in (source, converted):
+    for path in (source, converted, recorded):
         with llmvcr.use_cassette(path, record_mode="none"):
             replayed = {name: _raised(start) for name, start in calls.items()}
-        assert replayed == live, path.name
+        if headers == "dropped" and path != recorded:  # the label is lost: served as the JSON it is
+            sent = {n: live["gemini streamGenerateContent" if "gemini" in n else n][3] for n in live}
+            assert {n: [*r[:2], r[3]] for n, r in replayed.items()} == {
+                n: [*live[n][:2], sent[n]] for n in live
+            }, path.name
+            assert {r[4] for r in replayed.values()} == {"application/json"}, path.name
+        else:
+            assert replayed == live, path.name
     gemini = live["gemini streamGenerateContent"]
     assert gemini[1] == 400 and gemini[3]["error"]["message"] == "Gemini error 400"
+    assert gemini[4] == "text/event-stream"  # the JSON error, labelled as the stream it refused
     assert server.request_count == before and blocked == []

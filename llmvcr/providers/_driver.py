@@ -94,7 +94,9 @@ def capture(
 ) -> Capture:
     """The capture of a live answer into ``decision.record``, its clock started when the request was
     sent; a caller that stops reading leaves it marked truncated when the cassette closes."""
-    taken = Capture(decision.record, status, headers, sse)
+    # an error is kept as its body whatever its type says: Gemini labels the JSON error it answers a
+    # refused stream with ``text/event-stream``, and parsed as events it would be lost
+    taken = Capture(decision.record, status, headers, sse and status < 400)
     taken.restart_clock(start)
     decision.on_close(lambda: taken.finish(truncated=True))
     return taken
