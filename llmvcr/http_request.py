@@ -35,7 +35,10 @@ def parse_body(data: bytes, content_type: str) -> Any:
     """Wire bytes as stored: JSON as a tree, text as a string, anything else as ``{"base64": ...}``."""
     if not data:
         return None
-    if "json" in content_type or data.lstrip()[:1] in (b"{", b"["):
+    # text labelled a stream that is not one (Gemini's JSON error to a refused stream) stays as sent
+    if (
+        "json" in content_type or data.lstrip()[:1] in (b"{", b"[")
+    ) and "text/event-stream" not in content_type:
         try:
             return exactjson.loads(data)  # big integers and NaN as sent, not as floats or text
         except (ValueError, RecursionError):

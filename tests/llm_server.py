@@ -10,7 +10,8 @@ Behaviour, driven by the last user text (or embeddings input):
   tool result ``"The tool said: <result>"``; with a JSON schema (``response_format``,
   ``text.format`` or Anthropic ``output_config.format``) a JSON object valid for it.
 * Markers: ``__status_400__`` / ``__status_429__`` / ``__status_500__`` / ``__status_529__`` reply
-  with that status and the provider's error body; ``__stream_error__`` / ``__stream_drop__``
+  with that status and the provider's error body (Gemini's to ``:streamGenerateContent`` labelled
+  ``text/event-stream``, as the API labels it); ``__stream_error__`` / ``__stream_drop__``
   (streams only) send four events, then an in-stream error / an abrupt close;
   ``__slow_stream__`` sleeps 50 ms between events; ``__counter__`` appends ``" #<n>"`` (a
   per-server counter) to the echo so identical requests differ; ``__split_stream__`` streams
@@ -1030,6 +1031,8 @@ def _gemini(h: _Handler, path: str, raw: bytes) -> None:
             "message": f"Gemini error {code}",
             "status": _GEMINI_STATUS.get(code, "NOT_FOUND"),
         }
+        if method == "streamGenerateContent":  # Gemini labels a refused stream's JSON error as the stream
+            hdrs = {**hdrs, "content-type": "text/event-stream"}
         return h.send_json(code, {"error": error}, hdrs)
     declarations = [
         d

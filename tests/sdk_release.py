@@ -86,6 +86,12 @@ def stainless(package: str) -> dict[str, Rename]:
         "stainless.dumps": Rename(package, ((r"\bopenapi_dumps\b", "openapi_dumps_v2"),)),
         "stainless.json_data": Rename(package, ((r"\bjson_data\b", "json_body"),)),
         "stainless.extra_json": Rename(package, ((r"\bextra_json\b", "extra_body_json"),)),
+        "stainless.stream_events": Rename(
+            package, ((r"\b_iter_events\b", "_read_events"),), only=r"\._streaming$", span="Stream"
+        ),
+        "stainless.async_stream_events": Rename(
+            package, ((r"\b_iter_events\b", "_read_events"),), only=r"\._streaming$", span="AsyncStream"
+        ),
     }
 
 

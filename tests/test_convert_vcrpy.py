@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import gzip
+import inspect
 import json
 import sys
 import warnings
@@ -585,3 +587,86 @@ def test_gemini_calls_in_a_cassetter_file_replay_through_google_genai(tmp_path: 
         with pytest.raises(errors.ClientError, match="quota") as raised:
             client.models.count_tokens(model="gemini-x", contents="hi")
     assert raised.value.code == 429
+
+
+BAD_KEY = "__status_400__ (the server answers as to a key it does not take)"
+
+
+def _raised(start: Any) -> list[Any]:
+    """What a streamed call that the server refused raised: the SDK's class, status, message, body
+    and the content type its response said."""
+    with pytest.raises(Exception) as info:
+        result = start()
+        if inspect.isawaitable(result):
+            asyncio.run(_drain(result))
+        else:
+            list(result)
+    error: Any = info.value
+    status = error.code if isinstance(error, errors.APIError) else error.status_code
+    body = error.details if isinstance(error, errors.APIError) else error.body
+    return [type(error).__name__, status, str(error), body, error.response.headers.get("content-type")]
+
+
+async def _drain(stream: Any) -> None:
+    async for _ in await stream:
+        pass
+
+
+def _refused_streams(a: Any, o: Any, google: Any) -> dict[str, Any]:
+    ask = [{"role": "user", "content": BAD_KEY}]
+    return {
+        "gemini streamGenerateContent": lambda: google.models.generate_content_stream(
+            model="gemini-x", contents=BAD_KEY
+        ),
+        "gemini async streamGenerateContent": lambda: google.aio.models.generate_content_stream(
+            model="gemini-x", contents=BAD_KEY
+        ),
+        "anthropic messages stream": lambda: a.messages.create(
+            model="claude-test", max_tokens=16, messages=ask, stream=True
+        ),
+        "openai chat stream": lambda: o.chat.completions.create(model="gpt-test", messages=ask, stream=True),
+        "openai responses stream": lambda: o.responses.create(model="gpt-test", input=BAD_KEY, stream=True),
+    }
+
+
+@pytest.mark.parametrize("headers", ["kept", "dropped"])
+def test_a_refused_stream_replays_the_error_the_live_call_raised(
+    tmp_path: Path,
+    anthropic_client: Any,
+    openai_client: Any,
+    google_client: Any,
+    headers: str,
+    request: Any,
+    server: Any,
+) -> None:
+    """A streamed call the server refused (Gemini's 400 for a key it does not take, its JSON error
+    labelled ``text/event-stream``, and the others' 400s) replays, in place, converted and recorded by
+    llmvcr, as the same SDK error: class, status, message, body and content type. Serializers that drop every header (openinference's, LangChain's) keep no content
+    type: the body is still the JSON error, and aiohttp (google-genai's async transport) reads it as
+    JSON only when the response says so."""
+    calls = _refused_streams(anthropic_client, openai_client, google_client)
+    source = tmp_path / "refused.yaml"
+    drop = {"before_record_response": lambda r: {**r, "headers": {}}} if headers == "dropped" else {}
+    with vcr.VCR(**drop).use_cassette(str(source), record_mode="all"):  # type: ignore[arg-type]
+        live = {name: _raised(start) for name, start in calls.items()}
+    converted = tmp_path / "converted.yaml"
+    llmvcr.save_cassette(converted, llmvcr.from_vcrpy(source))
+    recorded = tmp_path / "recorded.yaml"  # and recorded by llmvcr itself
+    with llmvcr.use_cassette(recorded, record_mode="all"):
+        assert {name: _raised(start) for name, start in calls.items()} == live
+    before, blocked = server.request_count, request.getfixturevalue("no_network")
+    for path in (source, converted, recorded):
+        with llmvcr.use_cassette(path, record_mode="none"):
+            replayed = {name: _raised(start) for name, start in calls.items()}
+        if headers == "dropped" and path != recorded:  # the label is lost: served as the JSON it is
+            sent = {n: live["gemini streamGenerateContent" if "gemini" in n else n][3] for n in live}
+            assert {n: [*r[:2], r[3]] for n, r in replayed.items()} == {
+                n: [*live[n][:2], sent[n]] for n in live
+            }, path.name
+            assert {r[4] for r in replayed.values()} == {"application/json"}, path.name
+        else:
+            assert replayed == live, path.name
+    gemini = live["gemini streamGenerateContent"]
+    assert gemini[1] == 400 and gemini[3]["error"]["message"] == "Gemini error 400"
+    assert gemini[4] == "text/event-stream"  # the JSON error, labelled as the stream it refused
+    assert server.request_count == before and blocked == []

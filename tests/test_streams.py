@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -151,16 +152,11 @@ def test_breaking_out_and_closing_while_recording_keeps_what_was_received(
                 c.model_dump() for c in _chat_stream(openai_client)
             )  # what was received, then the cut
         replayed: list[str] = []
-        # Newer anthropic releases wrap any failed read in APIConnectionError; older ones let the
-        # read's own error through. Either way the cut reaches the caller, naming the entry.
-        with pytest.raises((anthropic.APIConnectionError, llmvcr.TruncatedStreamError)) as cut:
+        with pytest.raises(llmvcr.TruncatedStreamError, match=r"early\.yaml: entry 1 "):
             with anthropic_client.messages.stream(
                 model="claude-test", max_tokens=32, messages=SLOW
             ) as helper:
                 replayed.extend(event.type for event in helper)
-        truncated = cut.value if isinstance(cut.value, llmvcr.TruncatedStreamError) else cut.value.__cause__
-        assert isinstance(truncated, llmvcr.TruncatedStreamError)
-        assert "early.yaml: entry 1 " in str(truncated)
     assert again == received
     assert replayed[: len(seen)] == seen and "message_stop" not in replayed
     assert server.request_count == before and attempts == []
@@ -250,6 +246,121 @@ def test_a_truncated_stream_read_further_on_replay_fails_at_the_cut(openai_clien
         with pytest.raises(llmvcr.TruncatedStreamError, match=r"llmvcr: .*trunc\.yaml: entry 0 .*cut short"):
             chunks.extend(_chat_stream(openai_client))
     assert len(chunks) == 1 and isinstance(chunks[0], openai.types.chat.ChatCompletionChunk)
+
+
+CUT = [{"role": "user", "content": "a b c d e f g"}]
+CUT_TEXT = "a b c d e f g"
+
+
+def _sync_streams(an: Any, oa: Any, google: Any) -> dict[str, Any]:
+    """Every streamed call shape of the three SDKs, each a callable that starts the stream."""
+    return {
+        "anthropic create": lambda: an.messages.create(
+            model="claude-test", max_tokens=32, messages=CUT, stream=True
+        ),
+        "anthropic messages.stream": lambda: an.messages.stream(
+            model="claude-test", max_tokens=32, messages=CUT
+        ).__enter__(),
+        "openai chat": lambda: oa.chat.completions.create(model="gpt-test", messages=CUT, stream=True),
+        "openai chat.stream": lambda: oa.chat.completions.stream(model="gpt-test", messages=CUT).__enter__(),
+        "openai responses": lambda: oa.responses.create(model="gpt-test", input=CUT_TEXT, stream=True),
+        "openai responses.stream": lambda: oa.responses.stream(model="gpt-test", input=CUT_TEXT).__enter__(),
+        "google": lambda: google.models.generate_content_stream(model="gemini-x", contents=CUT_TEXT),
+    }
+
+
+def _async_streams(an: Any, oa: Any, google: Any) -> dict[str, Any]:
+    """The async twins: each callable gives an awaitable of an async iterator."""
+
+    async def entered(manager: Any) -> Any:
+        return await manager.__aenter__()
+
+    return {
+        "anthropic create": lambda: an.messages.create(
+            model="claude-test", max_tokens=32, messages=CUT, stream=True
+        ),
+        "anthropic messages.stream": lambda: entered(
+            an.messages.stream(model="claude-test", max_tokens=32, messages=CUT)
+        ),
+        "openai chat": lambda: oa.chat.completions.create(model="gpt-test", messages=CUT, stream=True),
+        "openai chat.stream": lambda: entered(oa.chat.completions.stream(model="gpt-test", messages=CUT)),
+        "openai responses": lambda: oa.responses.create(model="gpt-test", input=CUT_TEXT, stream=True),
+        "openai responses.stream": lambda: entered(oa.responses.stream(model="gpt-test", input=CUT_TEXT)),
+        "google": lambda: google.aio.models.generate_content_stream(model="gemini-x", contents=CUT_TEXT),
+    }
+
+
+STREAM_KINDS = list(_sync_streams(None, None, None))
+
+
+def _is_llmvcrs_own(error: BaseException, path: str) -> None:
+    """The cut reaches the caller as llmvcr's error itself, naming the file and the entry; not as an
+    SDK's connection error that holds it as its cause."""
+    assert type(error) is llmvcr.TruncatedStreamError, (
+        f"{type(error).__module__}.{type(error).__name__}: {error}"
+    )
+    assert str(error).startswith("llmvcr: ") and f"{path}: entry 0 " in str(error)
+    assert error.__cause__ is None
+
+
+@pytest.mark.parametrize("kind", STREAM_KINDS)
+def test_a_cut_stream_read_further_raises_llmvcrs_own_error(
+    kind: str, anthropic_client: Any, openai_client: Any, google_client: Any, server: Any, request: Any
+) -> None:
+    start = _sync_streams(anthropic_client, openai_client, google_client)[kind]
+    with llmvcr.recording("cut") as cassette:
+        stream = iter(start())
+        live = [next(stream), next(stream)]  # then the test stops reading, as a caller may
+    assert cassette.entries[0].response.truncated
+    before, attempts = server.request_count, request.getfixturevalue("no_network")
+    read: list[Any] = []
+    with llmvcr.recording("cut", record_mode="none"):
+        with pytest.raises(Exception) as cut:
+            read.extend(start())
+    _is_llmvcrs_own(cut.value, "cut.yaml")
+    assert len(read) >= len(live)  # what was received came first, then the cut
+    assert server.request_count == before and attempts == []
+
+
+@pytest.mark.parametrize("kind", STREAM_KINDS)
+async def test_an_async_cut_stream_read_further_raises_llmvcrs_own_error(
+    kind: str,
+    async_anthropic_client: Any,
+    async_openai_client: Any,
+    google_client: Any,
+    server: Any,
+    request: Any,
+    cassette_dir: Path,
+) -> None:
+    start = _async_streams(async_anthropic_client, async_openai_client, google_client)[kind]
+
+    async def read(limit: int | None = None) -> list[Any]:
+        out: list[Any] = []
+        async for item in await start():
+            out.append(item)
+            if len(out) == limit:
+                break
+        return out
+
+    with llmvcr.recording("acut") as cassette:
+        live = await read()
+    # written as a caller that stopped after two events leaves it (aiohttp, google-genai's async
+    # transport when installed, holds a short body whole before the caller stops: it records it whole)
+    (entry,) = cassette.entries
+    cut = llmvcr.Cassette()
+    cut.append(
+        replace(
+            entry, response=replace(entry.response, stream=(entry.response.stream or [])[:2], truncated=True)
+        )
+    )
+    llmvcr.save_cassette(cassette_dir / "acut.yaml", cut)
+    assert len(live) > 2
+    before, attempts = server.request_count, request.getfixturevalue("no_network")
+    with llmvcr.recording("acut", record_mode="none"):
+        with pytest.raises(Exception) as cut:
+            await read()
+    _is_llmvcrs_own(cut.value, "acut.yaml")
+    assert server.request_count == before and attempts == []
 
 
 def test_a_stream_left_unread_is_kept_when_the_cassette_closes(openai_client: Any, cassette_dir: Any) -> None:

@@ -28,7 +28,7 @@ from ..faults import Fault
 from . import _internals
 from ._driver import LibraryPatches, capture, decision, schedule, served_headers
 from ._patch import Patch
-from ._streams import Capture
+from ._streams import Capture, cut_short
 from .base import Seam, add_seam, watching
 from .http import HttpProvider, request_from_wire
 
@@ -143,7 +143,9 @@ def _served(
     setattr(response, _HEADERS, multidict.CIMultiDictProxy(headers))
     setattr(response, _RAW_HEADERS, tuple((k.encode(), v.encode()) for k, v in headers.items()))
     response.content = (
-        _Cut(content, aiohttp.ClientPayloadError(recorded.failure)) if recorded.failure else content
+        _Cut(content, cut_short(recorded.failure) or aiohttp.ClientPayloadError(recorded.failure))
+        if recorded.failure
+        else content
     )
     return response
 

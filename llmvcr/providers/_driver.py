@@ -94,17 +94,24 @@ def capture(
 ) -> Capture:
     """The capture of a live answer into ``decision.record``, its clock started when the request was
     sent; a caller that stops reading leaves it marked truncated when the cassette closes."""
-    taken = Capture(decision.record, status, headers, sse)
+    # an error is kept as its body whatever its type says: Gemini labels the JSON error it answers a
+    # refused stream with ``text/event-stream``, and parsed as events it would be lost
+    taken = Capture(decision.record, status, headers, sse and status < 400)
     taken.restart_clock(start)
     decision.on_close(lambda: taken.finish(truncated=True))
     return taken
 
 
 def served_headers(recorded: Response) -> list[tuple[str, str]]:
-    """The headers a recorded response is served with (a stream says it is one)."""
+    """The headers a recorded response is served with: a stream says it is one, and a body stored
+    without its content type says it is the JSON it is served as (``schedule``), as the server did.
+    aiohttp's ``json()``, which google-genai reads an error with, refuses a body that does not."""
     headers = [(k, v) for k, v in recorded.headers.items() if k not in NOT_SERVED]
-    if recorded.stream is not None and "content-type" not in recorded.headers:
-        headers.append(("content-type", "text/event-stream"))
+    if "content-type" not in recorded.headers:
+        if recorded.stream is not None:
+            headers.append(("content-type", "text/event-stream"))
+        elif recorded.body is not None:
+            headers.append(("content-type", "application/json"))
     return headers
 
 

@@ -47,6 +47,10 @@ class Internal(NamedTuple):
 
 _STAINLESS_KNOWN = "anthropic 2.10.0-2.17.0, openai 3.51.0-3.63.0"
 _FAST_PATH = "replay builds requests through the SDK's own path (the fast path in providers._answer is off)"
+_READ = (
+    "an llmvcr error met while the SDK reads a stream (a stream recorded cut short, read further) reaches "
+    "the caller as the cause of the SDK's connection error"
+)
 _AIOHTTP_SERVE = "an LLM call through aiohttp inside a cassette raises (a recorded answer cannot be served)"
 _WIRE = (
     "calls are recognised at the HTTP seam by their User-Agent, host or wire format (an llmvcr error, "
@@ -75,6 +79,10 @@ INTERNALS: tuple[Internal, ...] = (
              _STAINLESS_KNOWN, FALLBACK, _FAST_PATH),
     Internal("stainless.extra_json", "{sdk}._models:FinalRequestOptions.extra_json", "field",
              _STAINLESS_KNOWN, FALLBACK, _FAST_PATH),
+    Internal("stainless.stream_events", "{sdk}._streaming:Stream._iter_events", "attribute",
+             _STAINLESS_KNOWN, FALLBACK, _READ),
+    Internal("stainless.async_stream_events", "{sdk}._streaming:AsyncStream._iter_events", "attribute",
+             _STAINLESS_KNOWN, FALLBACK, _READ),
     # -- openai's Responses API over WebSocket (GA and beta modules) ----------------------------
     Internal("openai.connect_ws", "{module}:{manager}._connect_ws", "attribute", "openai 3.51.0-3.63.0",
              ERROR, "responses.connect() inside a cassette raises (its socket cannot be intercepted)"),

@@ -25,7 +25,7 @@ from ..session import Decision
 from . import _internals
 from ._driver import LibraryPatches, capture, decision, schedule, served_headers
 from ._patch import Patch
-from ._streams import Capture
+from ._streams import Capture, cut_short
 from .base import Seam, add_seam, watching
 from .http import HttpProvider, request_from_wire
 
@@ -79,7 +79,7 @@ def _wrappers(module: Any) -> tuple[Any, Any]:
                 time.sleep(wait)
             yield chunk
         if recorded.failure:
-            raise module.ReadError(recorded.failure)
+            raise cut_short(recorded.failure) or module.ReadError(recorded.failure)
 
     def sync_stream(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         __tracebackhide__ = True
@@ -118,7 +118,7 @@ async def _async_answer(module: Any, decision: Decision, live_cm: Any) -> AsyncI
                     await asyncio.sleep(wait)
                 yield chunk
             if recorded.failure:
-                raise module.ReadError(recorded.failure)
+                raise cut_short(recorded.failure) or module.ReadError(recorded.failure)
 
         async def release(consumed: bool) -> None:
             pass

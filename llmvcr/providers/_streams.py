@@ -144,6 +144,13 @@ def tee(module: Any, inner: Any, capture: Capture, is_async: bool) -> Any:
     return AsyncTee()
 
 
+def cut_short(failure: str | None) -> TruncatedStreamError | None:
+    """The error a served stream ends with when it was recorded cut short and is read past the cut
+    (its ``failure`` says so: ``llmvcr.wire.answer_for``), else None: llmvcr's own, whatever the seam."""
+    name, _, message = (failure or "").partition(": ")
+    return TruncatedStreamError(message) if name == TruncatedStreamError.__name__ else None
+
+
 class _Replaying:
     """A recorded stream's chunks, paced by ``replay_speed``, ending as the recording did."""
 
@@ -170,9 +177,10 @@ class _Replaying:
     def fail(self) -> BaseException:
         # "RemoteProtocolError: peer closed ..." -> the HTTP library's own exception class again
         failure = self.failure
+        cut = cut_short(failure)
+        if cut is not None:
+            return cut
         name, _, message = (failure or "").partition(": ")
-        if name == TruncatedStreamError.__name__:  # a recording cut short: read past the cut (llmvcr.wire)
-            return TruncatedStreamError(message)
         cls = getattr(self.module, name, None)
         if isinstance(cls, type) and issubclass(cls, Exception) and message:
             return cls(message)
@@ -245,5 +253,7 @@ def serve(module: Any, recorded: Response, request: Any, speed: float | None, is
         headers.setdefault("content-type", "text/event-stream")
         stream = _replay_stream(module, recorded, speed, is_async)
         return module.Response(recorded.status, headers=headers, stream=stream, request=request)
+    if recorded.body is not None:  # stored without its content type: served as the JSON it is written as
+        headers.setdefault("content-type", "application/json")
     content = body_bytes(recorded.body, headers.get("content-type", "application/json"))
     return module.Response(recorded.status, headers=headers, content=content, request=request)

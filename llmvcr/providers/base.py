@@ -25,7 +25,7 @@ import importlib
 import importlib.metadata
 import sys
 import threading
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import wrapt
@@ -298,3 +298,53 @@ def funnel_wrappers(provider: str) -> tuple[Callable[..., Any], Callable[..., Aw
         return run()
 
     return sync_funnel, async_funnel
+
+
+# -- an SDK's stream reader: the same for an llmvcr error raised while a stream is read -------------
+# A served stream raises an llmvcr error (``TruncatedStreamError`` at a recorded cut) from the HTTP
+# library's byte stream, after the funnel returned. anthropic 2.17 turns any failed read into
+# ``APIConnectionError("Connection error.")`` with the error as its cause, so the reader (a Stainless
+# SDK's ``Stream._iter_events``, named in ``providers._internals``) is wrapped to raise the error itself.
+
+
+def _own(error: BaseException) -> LLMVCRError | None:
+    """The llmvcr error an SDK error wraps, if that is what it is."""
+    cause = error.__cause__
+    return cause if isinstance(cause, LLMVCRError) and not isinstance(error, LLMVCRError) else None
+
+
+def _surfacing(events: Iterator[Any]) -> Iterator[Any]:
+    try:
+        yield from events
+    except Exception as err:
+        own = _own(err)
+        if own is None:
+            raise
+        raise own from None
+
+
+async def _surfacing_async(events: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    try:
+        async for event in events:
+            yield event
+    except Exception as err:
+        own = _own(err)
+        if own is None:
+            raise
+        raise own from None
+    finally:
+        aclose = getattr(events, "aclose", None)
+        if aclose is not None:  # closing this reader closes the SDK's, as if it were not wrapped
+            await aclose()
+
+
+def reader_wrappers() -> tuple[Callable[..., Iterator[Any]], Callable[..., AsyncIterator[Any]]]:
+    """The sync and async wrapt wrappers for an SDK's stream reader (a generator of its events)."""
+
+    def sync_reader(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Iterator[Any]:
+        return _surfacing(wrapped(*args, **kwargs))
+
+    def async_reader(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> AsyncIterator[Any]:
+        return _surfacing_async(wrapped(*args, **kwargs))
+
+    return sync_reader, async_reader

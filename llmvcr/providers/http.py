@@ -22,7 +22,7 @@ from ..http_request import body_bytes, parse_body, request_from_wire, without_us
 from . import _internals
 from ._answer import FAST_PATH, build_request_wrapper
 from ._patch import Patch, resolve_attr
-from .base import funnel_wrappers, package_version
+from .base import funnel_wrappers, package_version, reader_wrappers
 
 __all__ = [
     "HttpProvider",
@@ -174,6 +174,14 @@ class StainlessProvider(HttpProvider):
             found = _internals.resolve(key, sdk=sdk)
             if found is not None:
                 out.append((*found, wrapper))
+        sync_reader, async_reader = reader_wrappers()  # an llmvcr error met reading a stream leaves as itself
+        for key, reader in (
+            ("stainless.stream_events", sync_reader),
+            ("stainless.async_stream_events", async_reader),
+        ):
+            found = _internals.resolve(key, sdk=sdk)
+            if found is not None:
+                out.append((*found, reader))
         if all([_internals.present(key, sdk=sdk) for key in FAST_PATH]):  # a list: each missing one is named
             owner, attr = _internals.resolve("stainless.build_request", sdk=sdk) or (None, "")
             dumps = _internals.resolve("stainless.dumps", sdk=sdk)

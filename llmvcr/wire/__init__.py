@@ -114,8 +114,8 @@ def response_streams(headers: Mapping[str, str], data: bytes) -> bool:
     """Whether a response body is an event stream: its content type says so, or, when a recorder kept
     no content type (several serializers drop every header), its text is ``data:`` lines."""
     content_type = headers.get("content-type", "").lower()
-    if "text/event-stream" in content_type:
-        return True
+    if "text/event-stream" in content_type:  # but not a JSON body (Gemini labels a refused stream's error so)
+        return data.lstrip()[:1] not in (b"{", b"[")
     if "json" in content_type:
         return False
     return looks_like_sse(data)
