@@ -12,7 +12,7 @@ from typing import Any
 
 from ..cassette import Entry
 from ..convert import JSON, OPENAI_FINISH, read_call
-from ..usage import cost_of, tokens_of
+from ..usage import usage_of
 from ..wire import error_message, lookup, model_of, stream_finished
 
 PREVIEW = 300  # characters of a request that is not a model call (embeddings, token counts)
@@ -114,7 +114,7 @@ def call_data(entry: Entry, position: int, threads: Threads, hint: int | None) -
     wire_format = lookup(entry.provider)
     streams = wire_format.answers_with_stream(res) if wire_format else res.stream is not None
     last = res.stream[-1].get("t") if res.stream else None
-    tokens = tokens_of(entry)
+    tokens = usage_of(entry)
     data: JSON = {
         "i": position,
         "provider": entry.provider,
@@ -129,7 +129,7 @@ def call_data(entry: Entry, position: int, threads: Threads, hint: int | None) -
         "failure": res.failure,
         "in": tokens[0],
         "out": tokens[1],
-        "usd": cost_of(entry, tokens),
+        "usd": tokens.usd,
     }
     call = read_call(entry, position)
     if call is None:
