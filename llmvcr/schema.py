@@ -107,7 +107,7 @@ _KINDS = {
     "dict": "a mapping",
     "list": "a list",
 }
-_FIX = "fix the value by hand (the README's cassette format says what each field holds) or re-record"
+_FIX = "fix the value by hand (docs/cassette-format.md says what each field holds) or re-record"
 
 
 def _kind_name(kind: type | tuple[type, ...]) -> str:

@@ -58,7 +58,7 @@ END_KEY = "entries_end"  # after the entries: the last line llmvcr writes, and s
 TRAILER = f"{END_KEY}: true\n".encode()
 MAX_DEPTH = 250  # containers inside one value of an entry; orjson writes at most 254 in all
 _RESTORE = "restore it from version control (git checkout -- FILE) or re-record it"
-_FIX = "fix the value by hand (the README's cassette format says what each field holds) or re-record"
+_FIX = "fix the value by hand (docs/cassette-format.md says what each field holds) or re-record"
 
 
 def _restore(path: str) -> str:

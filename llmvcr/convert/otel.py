@@ -180,7 +180,7 @@ def from_otel(
             f"no model call{picked}: {_seen(spans)}, none a GenAI chat span (gen_ai.operation.name "
             "'chat' or 'generate_content' with gen_ai.provider.name, traceloop's gen_ai.prompt.N, or "
             "OpenInference's openinference.span.kind=LLM). Export the spans of an LLM instrumentation "
-            "(the README's section on traces lists those read)",
+            "(docs/converters/otel.md lists those read)",
         )
     bare = [c for c in calls if "gen_ai.input.messages" not in c["attributes"]]
     if bare:

@@ -41,19 +41,19 @@ class Upstream:
     """The HTTP client the proxy forwards recorded calls with (one pool for every client)."""
 
     def __init__(self) -> None:
-        self._client: Any = None
+        self._http: Any = None
 
     def client(self) -> Any:
-        if self._client is None:
+        if self._http is None:
             httpx = httpx_module()
             # no timeout of its own: the caller's SDK has one, and a long generation is not an error
-            self._client = httpx.AsyncClient(timeout=None, follow_redirects=False, trust_env=False)
-        return self._client
+            self._http = httpx.AsyncClient(timeout=None, follow_redirects=False, trust_env=False)
+        return self._http
 
     async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
+        if self._http is not None:
+            await self._http.aclose()
+            self._http = None
 
     async def forward(
         self,
