@@ -63,17 +63,16 @@ _PRUNED = ".pruned"  # its time says when the folder was last walked
 
 # Text on which rapidyaml and YAML 1.1 (PyYAML) may read differently sends a document to PyYAML:
 # where a node starts, a plain scalar one reads as a bool, null, number or date and the other as
-# text (rapidyaml's JSON types only lowercase true/false/null and JSON numbers; a numeric key stays
-# text), a tag, an anchor, an alias, a reserved indicator, a merge or value key, a second document,
-# or a flow collection other than the ones
-# llmvcr writes; anywhere, a tab, a lone CR, a BOM or a line break only YAML 1.1 has (NEL, LS,
-# PS), all of which llmvcr's writer escapes. An alias needs its anchor: both refuse one alone.
-# A match inside quoted or block text only costs the fast path, never correctness. Each pattern
-# starts with a literal, so a search skips at C speed (a leading class or lookbehind made sre try
-# every position: 0.6 ms on a 12 KB cassette, more than ryaml's whole parse).
+# text (rapidyaml's JSON types only lowercase true/false/null and JSON numbers; a key stays text),
+# a tag, an anchor, an alias, a reserved indicator, a merge or value key, or a flow collection
+# other than the ones llmvcr writes; anywhere, a second document, a tab, a lone CR, a BOM or a
+# line break only YAML 1.1 has (NEL, LS, PS), all of which llmvcr's writer escapes. A match inside
+# quoted or block text only costs the fast path, never correctness. Each pattern starts with a
+# literal, so a search skips at C speed (a leading class or lookbehind made sre try every
+# position: 0.6 ms on a 12 KB cassette, more than a compiled parser's whole parse).
 _ONLY_1_1 = (b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9", b"\xef\xbb\xbf")
 _INT = rb"-?(?:0|[1-9][0-9]{0,17})(?![0-9])"  # fits 64 bits: orjson reads a longer one as a float
-_FLOAT = rb"-?(?:0|[1-9][0-9]{0,199})\.[0-9]+(?:[eE][-+][0-9]{1,2})?"  # finite: ryaml keeps 1e999 as text
+_FLOAT = rb"-?(?:0|[1-9][0-9]{0,199})\.[0-9]+(?:[eE][-+][0-9]{1,2})?"  # finite: 1e999 is inf only in PyYAML
 _END = rb"(?= *(?:#|:(?: |\n|\Z)|\n|\Z))"  # the scalar ends: a comment, a key's colon, the line
 
 
