@@ -287,7 +287,7 @@ def startup(suite: Suite, runs: int = 7) -> None:
 
 
 def loads(suite: Suite) -> None:
-    """One 3-entry cassette parsed: PyYAML, ryaml, the parse cache, vcrpy's file, JSON."""
+    """One 3-entry cassette parsed: PyYAML, rapidyaml, the parse cache, vcrpy's file, JSON."""
     import orjson
     from vcr.serializers import yamlserializer
 
@@ -317,7 +317,7 @@ def loads(suite: Suite) -> None:
     rows = [
         ("PyYAML C loader", best(lambda: parse_yaml_pyyaml(data)), len(data)),
         (
-            "`parse_yaml`: ryaml behind its guard (a cold parse cache)",
+            "`parse_yaml`: rapidyaml behind its guard (a cold parse cache)",
             best(lambda: parse_yaml(data)),
             len(data),
         ),
