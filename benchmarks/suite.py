@@ -169,7 +169,13 @@ def run(n: int, rounds: int, keep: str | None = None, installs: bool = False) ->
             add_installs(folder)
         suite = Suite(folder, n)
         suite.generate()
-        suite.record()
+        base_file = os.path.join(folder, "base-url")  # a kept folder replays at the recorded URL
+        if os.path.exists(base_file):
+            suite.base = _read(base_file).decode().strip()
+        else:
+            suite.record()
+            with open(base_file, "w") as f:
+                f.write(suite.base)
         medians: dict[str, list[float]] = {t: [] for t in TOOLS}
         means: dict[str, list[float]] = {t: [] for t in TOOLS}
         walls: dict[str, list[float]] = {t: [] for t in TOOLS}
