@@ -1,6 +1,6 @@
 """``python -m benchmarks suite``: a pytest suite of N small cassettes, every tool in one run.
 
-    python -m benchmarks suite [--tests 100] [--rounds 3] [--profile] [--startup] [--baseline TREE]
+    python -m benchmarks suite [--tests 100] [--rounds 3] [--profile] [--startup] [--baseline TREE] [--installs]
 
 Generates the project of :mod:`benchmarks.suite_project` once per tool, records each tool's
 cassettes through its own interception (loopback server), then replays: serially (per-test time
@@ -46,6 +46,7 @@ TOOLS: dict[str, tuple[tuple[str, ...], str, dict[str, str]]] = {
 }
 SHARES_CASSETTES = {COLD_ROW: "llmvcr YAML"}
 BASELINE: dict[str, str] = {}  # row -> source tree of another llmvcr checkout (--baseline)
+PYTHONS: dict[str, str] = {}  # row -> the python of a fresh environment with llmvcr installed (--installs)
 
 
 def add_baseline(tree: str) -> None:
@@ -97,7 +98,7 @@ class Suite:
     ) -> float:
         """Run the tool's project; returns the wall time of the whole pytest process."""
         off, option, tool_env = TOOLS[tool]
-        args = [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", *extra]
+        args = [PYTHONS.get(tool, sys.executable), "-m", "pytest", "-q", "-p", "no:randomly", *extra]
         for plugin in off:
             args += ["-p", f"no:{plugin}"]
         if option:
@@ -109,6 +110,8 @@ class Suite:
         full["PYTHONPATH"] = os.pathsep.join(
             filter(None, (BASELINE.get(tool, self.here), os.environ.get("BENCH_PYTHONPATH")))
         )
+        if tool in PYTHONS:  # llmvcr as installed there, not this tree
+            del full["PYTHONPATH"]
         full.update(tool_env)
         full.update(env or {})
         if full.pop("BENCH_COLD", None) and not full.get("BENCH_RECORD"):
@@ -157,12 +160,22 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1e3:.2f} ms"
 
 
-def run(n: int, rounds: int, keep: str | None = None) -> None:
+def run(n: int, rounds: int, keep: str | None = None, installs: bool = False) -> None:
     with tempfile.TemporaryDirectory(prefix="llmvcr-suite-") as temporary:
         folder = keep or temporary
+        if installs:
+            from .installs import add_installs  # builds environments: only when asked
+
+            add_installs(folder)
         suite = Suite(folder, n)
         suite.generate()
-        suite.record()
+        base_file = os.path.join(folder, "base-url")  # a kept folder replays at the recorded URL
+        if os.path.exists(base_file):
+            suite.base = _read(base_file).decode().strip()
+        else:
+            suite.record()
+            with open(base_file, "w") as f:
+                f.write(suite.base)
         medians: dict[str, list[float]] = {t: [] for t in TOOLS}
         means: dict[str, list[float]] = {t: [] for t in TOOLS}
         walls: dict[str, list[float]] = {t: [] for t in TOOLS}
@@ -280,7 +293,7 @@ def startup(suite: Suite, runs: int = 7) -> None:
 
 
 def loads(suite: Suite) -> None:
-    """One 3-entry cassette parsed: PyYAML, ryaml, the parse cache, vcrpy's file, JSON."""
+    """One 3-entry cassette parsed: PyYAML, rapidyaml, the parse cache, vcrpy's file, JSON."""
     import orjson
     from vcr.serializers import yamlserializer
 
@@ -310,7 +323,7 @@ def loads(suite: Suite) -> None:
     rows = [
         ("PyYAML C loader", best(lambda: parse_yaml_pyyaml(data)), len(data)),
         (
-            "`parse_yaml`: ryaml behind its guard (a cold parse cache)",
+            "`parse_yaml`: rapidyaml behind its guard (a cold parse cache)",
             best(lambda: parse_yaml(data)),
             len(data),
         ),
@@ -369,6 +382,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--startup", action="store_true", help="only the start-up and first-cassette figures")
     parser.add_argument("--keep", help="generate and keep the projects in this folder")
     parser.add_argument("--baseline", help="also run the llmvcr of this source tree (another checkout)")
+    parser.add_argument(
+        "--installs", action="store_true", help="first, llmvcr as each install gets it (fresh environments)"
+    )
     args = parser.parse_args(argv)
     if args.baseline:
         add_baseline(args.baseline)
@@ -381,5 +397,5 @@ def main(argv: list[str]) -> int:
             suite.record(("llmvcr YAML",))  # the one tool start-up runs (no peer needs installing)
             startup(suite, runs=args.rounds)
     else:
-        run(args.tests, args.rounds, args.keep)
+        run(args.tests, args.rounds, args.keep, args.installs)
     return 0

@@ -1,6 +1,6 @@
 """The suite's per-test cost in CPU instructions (callgrind), for the floor, llmvcr YAML and a baseline tree.
 
-``python -m benchmarks.suite_instructions [--baseline TREE] [--tests 100] [--cassetter] [--json]``
+``python -m benchmarks.suite_instructions [--baseline TREE] [--tests 100] [--cassetter] [--json] [--fallback]``
 
 Wall and CPU times on a shared machine move by tens of percent from run to run; instruction
 counts repeat to a fraction of a percent. Each side runs in its own process under
@@ -12,7 +12,8 @@ more than an add), so the result is read as a ratio next to the timed benchmarks
 them. The cold side (``CI=true``, an empty state folder) first runs the SDKs' first calls through
 the floor and one cassette copied elsewhere, so its counted pass is every cassette parsed, checked
 and stored as in a fresh checkout, with the process otherwise warm. ``--keep FOLDER`` reuses the
-projects and cassettes a run before left there; ``--cassetter`` adds cassetter's side (its own
+projects and cassettes a run before left there; ``--fallback`` adds a cold side on PyYAML (``LLMVCR_YAML=pyyaml``, what a platform without a
+rapidyaml wheel gets); ``--cassetter`` adds cassetter's side (its own
 cassettes of the same tests, the suite's ``vcr_config``; it keeps no cache, so one warm pass first). Needs valgrind; prints Markdown.
 """
 
@@ -52,7 +53,7 @@ def one(i, where=folder, mode={mode!r}):
         with llmvcr.use_cassette(os.path.join(where, f"test_ticket_{{i:04d}}{ext}"), record_mode="none"):
             conftest.three_calls(i)
 if {mode!r} == "cold":
-    # the SDKs' first calls and llmvcr's lazy imports (ryaml, the guard's patterns) happen here, on a
+    # the SDKs' first calls and llmvcr's lazy imports (rapidyaml, the guard's patterns) happen here, on a
     # copy of one cassette in another folder with its own state folder; the counted pass then finds
     # an empty parse cache for every cassette, as a fresh checkout does
     os.environ["LLMVCR_STATE_DIR"] = os.path.join({flag!r} + "-state", "warm")
@@ -74,7 +75,14 @@ for i in range({n}):
 """
 
 
-def instructions(bench: suite.Suite, tree: str, mode: str, folder: str, tool: str = "llmvcr YAML") -> float:
+def instructions(
+    bench: suite.Suite,
+    tree: str,
+    mode: str,
+    folder: str,
+    tool: str = "llmvcr YAML",
+    extra: dict[str, str] | None = None,
+) -> float:
     """Instructions per test of one counted pass over the suite, in ``tree``'s llmvcr; ``mode``:
     ``floor``, ``warm`` (the parse cache filled by a pass before) or ``cold`` (as on CI: ``CI=true``,
     every cassette parsed and checked, its parse-cache entry written); ``tool``: the llmvcr project
@@ -86,6 +94,8 @@ def instructions(bench: suite.Suite, tree: str, mode: str, folder: str, tool: st
     path = os.pathsep.join(filter(None, (tree, os.environ.get("BENCH_PYTHONPATH"))))
     env = {**os.environ, "PYTHONPATH": path, "PYTHONHASHSEED": "0"}  # the same dict and set layouts each run
     env.pop("CI", None)
+    env.pop("LLMVCR_YAML", None)
+    env.update(extra or {})
     if mode == "cold":
         env["CI"] = "true"
     args = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={flag}.out"]
@@ -117,6 +127,11 @@ def main(argv: list[str]) -> int:
     )
     parser.add_argument(
         "--json", action="store_true", help="count llmvcr's JSON cassettes too, cold and warm"
+    )
+    parser.add_argument(
+        "--fallback",
+        action="store_true",
+        help="count the YAML fallback too (LLMVCR_YAML=pyyaml: a platform with no rapidyaml wheel), cold",
     )
     args = parser.parse_args(argv)
     keep = ["floor", "llmvcr YAML"] + ["cassetter"] * args.cassetter + ["llmvcr JSON"] * args.json
@@ -155,6 +170,11 @@ def main(argv: list[str]) -> int:
             ):
                 for suffix, tree in trees:
                     rows.append((what + suffix, instructions(bench, tree, mode, folder, tool)))
+        if args.fallback:
+            what = "llmvcr YAML, fresh checkout (CI), PyYAML fallback"
+            rows.append(
+                (what, instructions(bench, bench.here, "cold", folder, extra={"LLMVCR_YAML": "pyyaml"}))
+            )
     floor = rows[0][1]
     print("| side | instructions per test | over the floor | ÷ floor |")
     print("|---|---|---|---|")

@@ -1,11 +1,14 @@
-"""Fast cassette parsing: an optional Rust YAML parser and a content-addressed parse cache.
+"""Fast cassette parsing: a compiled YAML parser and a content-addressed parse cache.
 
 Both give exactly what parsing and checking the file gives, only sooner:
 
-* ``parse_yaml(data)`` uses ``ryaml`` (``pip install 'pyllmvcr[fast]'``) when it is installed and
-  the text holds nothing on which YAML 1.2 (ryaml) and PyYAML's YAML 1.1 could disagree (tags,
-  anchors, merge keys, ``yes``/``on``, dates, octal or sexagesimal numbers, ``.inf``); otherwise,
-  and on any ryaml error, PyYAML's C loader, which also raises the errors storage reports.
+* ``parse_yaml(data)`` uses rapidyaml (``ryml``, a dependency where it has a wheel: Linux x86-64 and
+  arm64, macOS, Windows) when the text holds nothing on which rapidyaml's reading and PyYAML's
+  YAML 1.1 could disagree (tags, anchors, aliases, merge keys, ``yes``/``True``/``~``, dates, octal
+  or sexagesimal numbers, numeric keys, ``.inf``, a second document); rapidyaml builds its tree and
+  writes it as JSON in C++, and orjson reads that. Otherwise, on any error, and where rapidyaml is
+  missing or ``LLMVCR_YAML=pyyaml`` is set, PyYAML's C loader, which also raises the errors
+  storage reports. ``yaml_parser()`` names the parser in use (``llmvcr --version`` prints it).
 * ``ParseCache`` keeps what ``parse`` gave for a file (storage keeps the parsed document with what
   checking every entry found) as orjson bytes under pytest's cache
   (``.pytest_cache/d/llmvcr/parsed-2``), else the user's cache folder. The key is the sha256 of the
@@ -16,8 +19,8 @@ Both give exactly what parsing and checking the file gives, only sooner:
   away, and writing an entry per cassette was a third of a cold load.
 
 Every path refuses YAML aliases (``YamlAliasError``, before anything is cached): llmvcr never writes
-one, and a few lines of aliases can expand to billions of values. ryaml, which would expand them,
-never sees a file with an anchor. An entry no load used for ``MAX_AGE_DAYS`` is removed by
+one, and a few lines of aliases can expand to billions of values. rapidyaml never sees a file with
+an anchor or an alias. An entry no load used for ``MAX_AGE_DAYS`` is removed by
 ``prune`` (the pytest plugin runs it at the end of a run, for the folders the run used; the walk
 itself runs at most once a day).
 """
@@ -49,6 +52,7 @@ __all__ = [
     "parse_yaml_pyyaml",
     "prune",
     "prune_used",
+    "yaml_parser",
 ]
 
 CACHE_FOLDER = "parsed-2"  # bump when what is stored changes meaning (2: the checked document)
@@ -57,17 +61,18 @@ _DAY = 86400.0
 _PRUNED = ".pruned"  # its time says when the folder was last walked
 
 
-# Text on which YAML 1.2 (ryaml) and YAML 1.1 (PyYAML) may read differently sends a document to
-# PyYAML: where a node starts, a plain scalar one version reads as a bool, number or date and the
-# other as text, a tag, an anchor, a merge or value key, or a flow collection other than the ones
-# llmvcr writes; anywhere, a tab, a lone CR, a BOM or a line break only YAML 1.1 has (NEL, LS,
-# PS), all of which llmvcr's writer escapes. An alias needs its anchor: both refuse one alone.
-# A match inside quoted or block text only costs the fast path, never correctness. Each pattern
-# starts with a literal, so a search skips at C speed (a leading class or lookbehind made sre try
-# every position: 0.6 ms on a 12 KB cassette, more than ryaml's whole parse).
+# Text on which rapidyaml and YAML 1.1 (PyYAML) may read differently sends a document to PyYAML:
+# where a node starts, a plain scalar one reads as a bool, null, number or date and the other as
+# text (rapidyaml's JSON types only lowercase true/false/null and JSON numbers; a key stays text),
+# a tag, an anchor, an alias, a reserved indicator, a merge or value key, or a flow collection
+# other than the ones llmvcr writes; anywhere, a second document, a tab, a lone CR, a BOM or a
+# line break only YAML 1.1 has (NEL, LS, PS), all of which llmvcr's writer escapes. A match inside
+# quoted or block text only costs the fast path, never correctness. Each pattern starts with a
+# literal, so a search skips at C speed (a leading class or lookbehind made sre try every
+# position: 0.6 ms on a 12 KB cassette, more than a compiled parser's whole parse).
 _ONLY_1_1 = (b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9", b"\xef\xbb\xbf")
-_INT = rb"-?(?:0|[1-9][0-9]*)"
-_FLOAT = rb"-?(?:0|[1-9][0-9]{0,199})\.[0-9]+(?:[eE][-+][0-9]{1,2})?"  # finite: ryaml keeps 1e999 as text
+_INT = rb"-?(?:0|[1-9][0-9]{0,17})(?![0-9])"  # fits 64 bits: orjson reads a longer one as a float
+_FLOAT = rb"-?(?:0|[1-9][0-9]{0,199})\.[0-9]+(?:[eE][-+][0-9]{1,2})?"  # finite: 1e999 is inf only in PyYAML
 _END = rb"(?= *(?:#|:(?: |\n|\Z)|\n|\Z))"  # the scalar ends: a comment, a key's colon, the line
 
 
@@ -80,7 +85,12 @@ def _guards() -> tuple[re.Pattern[bytes], ...]:
     timing = rb"(?:[ \n]*(?:" + number + rb"[ \n]*,[ \n]*)*" + number + rb"[ \n]*| *)\] *(?:\n|\Z)"
     same_as = rb"(?: *same_as *: +(?:0|[1-9][0-9]*) *| *)\} *(?:\n|\Z)"
     # each alternative starts with a literal or a class, which sre checks before trying the rest
-    words = (rb"[yY]es", rb"YES", rb"[nN]o", rb"NO", rb"[oO](?:n|ff)", rb"O(?:N|FF)")  # bools in 1.1 only
+    words: tuple[bytes, ...] = (rb"[yY]es", rb"YES", rb"[nN]o", rb"NO", rb"[oO](?:n|ff)", rb"O(?:N|FF)")
+    # bools in YAML 1.1 only; then what rapidyaml's JSON keeps as text
+    words += (rb"True", rb"TRUE", rb"False", rb"FALSE", rb"Null", rb"NULL", rb"~", rb"[?:]")
+    # an alias or a reserved indicator as a whole scalar: PyYAML refuses it, rapidyaml reads text
+    # (markdown's *emphasis* and `code` in text end otherwise, so they keep the fast path)
+    words += (rb"[*@`][^\s*`]*",)
     numeric = rb"[-+]?(?:0[xXoObB][0-9a-fA-F_]*|\.?[0-9][0-9_.:eE+-]*|\.[a-zA-Z]+)"  # 1e5 0o17 1_0 1:2 .inf
     scalar = b"|".join(  # a whole plain scalar the two versions may read differently
         (
@@ -88,18 +98,18 @@ def _guards() -> tuple[re.Pattern[bytes], ...]:
             rb"<<",  # a merge key
             rb"=(?![^ \n:])",  # a value key
             rb"(?=[-+.0-9])(?!" + safe + rb")" + numeric + _END,
+            rb"(?:-?[0-9][0-9.eE+-]*|true|false|null):(?: |\n|\Z)",  # a key rapidyaml keeps as text
             rb"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt]| +[0-9])",  # a YAML 1.1 timestamp
         )
     )
-    node = (
-        rb"(?=[-+.0-9yYnNoO<=!&\[{])(?:[!&]|\[(?!" + timing + rb")|\{(?!" + same_as + rb")|" + scalar + rb")"
-    )
+    start = rb"(?=[-+.0-9yYnNoOtTfFN~?:<=!&*@`\[{])"  # what a risky node starts with
+    node = start + rb"(?:[!&]|\[(?!" + timing + rb")|\{(?!" + same_as + rb")|" + scalar + rb")"
     return (
         re.compile(rb": +" + node),  # a value
         re.compile(rb"- +" + node),  # a list item (and --- 1e5)
         re.compile(rb"\? +" + node),  # an explicit key
         # a key, a value on its own line, or text; (?=( *))\1 keeps sre from backtracking the indent
-        re.compile(rb"\n(?=( *))\1(?=[-+.0-9yYnNoO<=!&\[{])(?:([!&\[{])|" + scalar + rb")"),
+        re.compile(rb"\n(?=( *))\1" + start + rb"(?:([!&\[{])|" + scalar + rb")"),
         re.compile(rb"\[" + timing + rb"|\{" + same_as),
         re.compile(rb"[\]}] *:(?: |\Z)"),  # a flow collection as a key
     )
@@ -114,6 +124,8 @@ def _risky(data: bytes) -> bool:
         return True
     value, item, key, line, written, flow_key = _guards()
     text = b"\n" + data  # the first line starts after a newline too
+    if b"\n---" in text:  # a document marker: rapidyaml reads the stream, PyYAML one document
+        return True
     if value.search(text) or item.search(text) or (b"? " in text and key.search(text)):
         return True
     for m in line.finditer(text):
@@ -143,13 +155,38 @@ def _holds_a_node(text: bytes, at: int, flow_key: re.Pattern[bytes]) -> bool:
     return True  # the document's first node
 
 
+def fast_parser() -> Callable[[bytes], Any] | None:
+    """The reader ``parse_yaml`` tries first: rapidyaml's, or None where it is not installed or
+    ``LLMVCR_YAML=pyyaml`` asks for PyYAML (CI runs the YAML tests both ways)."""
+    if os.environ.get("LLMVCR_YAML", "").strip().lower() == "pyyaml":
+        return None
+    return rapidyaml_reader()
+
+
 @functools.cache
-def fast_parser() -> Any:
-    """The ``ryaml`` module (the optional extra "fast"), imported on the first YAML parse; None without it."""
+def rapidyaml_reader() -> Callable[[bytes], Any] | None:
+    """rapidyaml's reader (YAML text -> C++ tree -> JSON -> orjson), imported on the first YAML
+    parse; None without rapidyaml. It reads every document, so only ``parse_yaml`` calls it."""
     try:
-        return importlib.import_module("ryaml")
+        ryml = importlib.import_module("ryml")
     except ImportError:
         return None
+    parse, emit = ryml.parse_in_arena, ryml.emit_json_malloc
+
+    def read(data: bytes) -> Any:
+        tree = parse(data)
+        return orjson.loads(emit(tree, tree.root_id()))
+
+    return read
+
+
+def yaml_parser() -> str:
+    """Which parser reads YAML cassettes here, and what to do when it is the slow one."""
+    if fast_parser() is not None:
+        return f"rapidyaml {importlib.import_module('ryml').version}"
+    if os.environ.get("LLMVCR_YAML", "").strip().lower() == "pyyaml":
+        return "PyYAML (LLMVCR_YAML=pyyaml)"
+    return "PyYAML: rapidyaml has no wheel here, YAML cassettes load ~10x slower (pip install rapidyaml)"
 
 
 def parse_yaml_pyyaml(data: bytes) -> Any:
@@ -158,11 +195,11 @@ def parse_yaml_pyyaml(data: bytes) -> Any:
 
 
 def parse_yaml(data: bytes) -> Any:
-    """``parse_yaml_pyyaml(data)``, through ryaml when that is installed and safe to use."""
-    ryaml = fast_parser()
-    if ryaml is not None and not _risky(data):
+    """``parse_yaml_pyyaml(data)``, through rapidyaml when that is installed and safe to use."""
+    read = fast_parser()
+    if read is not None and not _risky(data):
         try:
-            return ryaml.loads(data.decode("utf-8"))
+            return read(data)
         except Exception:  # PyYAML parses again and raises the error storage knows how to report
             return parse_yaml_pyyaml(data)
     return parse_yaml_pyyaml(data)

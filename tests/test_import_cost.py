@@ -1,4 +1,4 @@
-"""What a process loads: PyYAML, ryaml and the aiohttp/lm15 seams only when something needs them.
+"""What a process loads: PyYAML, rapidyaml and the aiohttp/lm15 seams only when something needs them.
 
 The aiohttp seam is loaded by a post-import hook when aiohttp itself is imported (anthropic imports
 it whenever it is installed), so it counts as unused only in a process that never imported aiohttp.
@@ -17,7 +17,7 @@ from llm_server import LLMServer
 
 import llmvcr
 
-OPTIONAL = ("yaml", "ryaml", "llmvcr.providers._aiohttp", "llmvcr.providers._lm15")
+OPTIONAL = ("yaml", "ryml", "llmvcr.providers._aiohttp", "llmvcr.providers._lm15")
 
 REPLAY = """
 import sys, anthropic, llmvcr, llmvcr.pytest_plugin
@@ -70,7 +70,7 @@ def test_a_yaml_cassette_still_loads_pyyaml_when_it_parses_one(
         )
     monkeypatch.setenv("LLMVCR_STATE_DIR", str(tmp_path / "state"))  # a cold parse cache: it is parsed
     loaded = _loaded_after_replay(path, server)
-    assert "yaml" in loaded or "ryaml" in loaded
+    assert "yaml" in loaded or "ryml" in loaded
     assert "llmvcr.providers._lm15" not in loaded
 
 

@@ -22,7 +22,10 @@ def _names(specs: list[str]) -> set[str]:
 
 def test_distribution_name_extras_and_core_dependencies() -> None:
     assert PROJECT["name"] == "pyllmvcr"  # 'llmvcr' on PyPI is an unrelated project
-    assert _names(PROJECT["dependencies"]) == {"wrapt", "orjson", "pyyaml"}
+    assert _names(PROJECT["dependencies"]) == {"wrapt", "orjson", "pyyaml", "rapidyaml"}
+    # rapidyaml only where it has wheels: elsewhere pip would try to build its C++ sdist
+    (rapidyaml,) = [s for s in PROJECT["dependencies"] if s.startswith("rapidyaml")]
+    assert "platform_python_implementation == 'CPython'" in rapidyaml and "sys_platform" in rapidyaml
     extras = PROJECT["optional-dependencies"]
     assert _names(extras["anthropic"]) == {"anthropic"} and _names(extras["openai"]) == {"openai"}
     assert set(extras["all"]) == set(extras["anthropic"]) | set(extras["openai"])

@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import ryaml
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import llmvcr
 from llmvcr import parse_cache
+from llmvcr.cli import main
 from llmvcr.parse_cache import ParseCache, cache_folder_for, parse_yaml, parse_yaml_pyyaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -28,7 +28,7 @@ CASSETTES = sorted(
     if os.path.join("tests", "data", "vcrpy_real") not in p
 )
 
-# documents where YAML 1.2 (ryaml) and PyYAML's YAML 1.1 disagree, or that PyYAML refuses
+# documents where rapidyaml and PyYAML's YAML 1.1 disagree, or that PyYAML refuses
 RISKY = [
     "a: yes\nb: off\n",
     "a: 1e5\n",
@@ -47,13 +47,34 @@ def test_there_are_cassettes_to_compare() -> None:
 
 
 @pytest.mark.parametrize("path", CASSETTES, ids=os.path.basename)
-def test_ryaml_and_the_fast_path_equal_pyyaml_on_every_cassette(path: str) -> None:
+def test_rapidyaml_and_the_fast_path_equal_pyyaml_on_every_cassette(path: str) -> None:
     with open(path, "rb") as f:
         data = f.read()
     expected = parse_yaml_pyyaml(data)
-    if b"!!binary" not in data:  # ryaml reads that tag as text: the fast path hands such files to PyYAML
-        assert ryaml.loads(data.decode("utf-8")) == expected
-    assert parse_yaml(data) == expected
+    if not parse_cache._risky(data):  # what the guard lets through, rapidyaml alone reads the same
+        assert repr(_rapidyaml()(data)) == repr(expected)
+    assert repr(parse_yaml(data)) == repr(expected)
+
+
+REAL_WORLD = sorted(glob.glob(os.path.join(ROOT, "tests", "data", "**", "*.y*ml"), recursive=True))
+
+
+def test_there_are_real_world_cassettes() -> None:
+    assert len([p for p in REAL_WORLD if os.path.join("data", "vcrpy_real") in p]) >= 20
+
+
+@pytest.mark.parametrize("path", REAL_WORLD, ids=lambda p: os.path.relpath(p, ROOT))
+def test_every_real_world_cassette_reads_as_pyyamls_safe_loader(path: str) -> None:
+    # other projects' files (bare dates, !!binary and python/* tags): the same document, or the same refusal
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        expected = repr(yaml.load(data, Loader=yaml.CSafeLoader))
+    except yaml.YAMLError as error:
+        with pytest.raises(type(error)):
+            parse_yaml(data)
+    else:
+        assert repr(parse_yaml(data)) == expected
 
 
 @pytest.mark.parametrize("text", RISKY)
@@ -63,15 +84,20 @@ def test_documents_yaml_versions_read_differently_go_to_pyyaml(text: str) -> Non
     assert repr(parse_yaml(data)) == repr(parse_yaml_pyyaml(data))
 
 
-def test_ryaml_alone_would_read_them_differently() -> None:
-    # the guard is there for a reason: these are what ryaml gets wrong for a PyYAML reader
-    assert ryaml.loads("a: yes\n") != parse_yaml_pyyaml(b"a: yes\n")
-    assert ryaml.loads("a: 1e5\n") != parse_yaml_pyyaml(b"a: 1e5\n")
-    assert ryaml.loads("a: 2024-01-02\n") != parse_yaml_pyyaml(b"a: 2024-01-02\n")
+def _rapidyaml() -> Any:
+    read = parse_cache.rapidyaml_reader()
+    assert read is not None, "rapidyaml is a dependency on this platform"
+    return read
+
+
+def test_rapidyaml_alone_would_read_them_differently() -> None:
+    # the guard is there for a reason: these are what rapidyaml reads differently from PyYAML
+    for text in (b"a: yes\n", b"a: 1e5\n", b"a: 2024-01-02\n", b"a: True\n", b"a: ~\n", b"1: a\n"):
+        assert _rapidyaml_or_error(text) != repr(parse_yaml_pyyaml(text))
 
 
 @pytest.mark.parametrize("path", CASSETTES, ids=os.path.basename)
-def test_without_ryaml_pyyaml_is_the_fallback(path: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_rapidyaml_pyyaml_is_the_fallback(path: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(parse_cache, "fast_parser", lambda: None)
     with open(path, "rb") as f:
         data = f.read()
@@ -87,11 +113,7 @@ TIMED_STREAM = (
 def test_a_streams_timing_line_keeps_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
     # every recorded stream has one (wrapped when long); numbers both YAML versions read alike
     expected = yaml.load(TIMED_STREAM, Loader=yaml.CSafeLoader)
-
-    def refuse(data: bytes) -> object:
-        raise AssertionError("sent to PyYAML")
-
-    monkeypatch.setattr(parse_cache, "parse_yaml_pyyaml", refuse)
+    _fast_path_only(monkeypatch)
     assert parse_yaml(TIMED_STREAM) == expected
 
 
@@ -112,6 +134,8 @@ def _assert_reads_as_pyyaml(data: bytes) -> None:
 
 
 def _fast_path_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parse_cache, "fast_parser", _rapidyaml)  # also under LLMVCR_YAML=pyyaml
+
     def refuse(data: bytes) -> object:
         raise AssertionError("sent to PyYAML")
 
@@ -187,7 +211,6 @@ def test_a_property_inside_a_flow_collection_goes_to_pyyaml(before: bytes, prop:
         b"a: |\n  - **bold** and *this*\n  1. step one\n",  # an LLM's markdown in a block scalar
         b"a: see [1] and {x}\n",
         b'a: |\n  The result:\n\n  ok\n  {"a": 1}\n  [1, "x"]\n',  # JSON lines in a block scalar
-        b"a: 1\nb: *x\n",  # an alias with no anchor: both refuse it (the fast path falls back)
     ],
 )
 def test_text_that_only_looks_like_a_tag_keeps_the_fast_path(text: bytes) -> None:
@@ -195,8 +218,7 @@ def test_text_that_only_looks_like_a_tag_keeps_the_fast_path(text: bytes) -> Non
     _assert_reads_as_pyyaml(text)
 
 
-# documents ryaml reads differently from PyYAML; the earlier guard let all but 12e+1, 1.5e3, ? a, 1.0e+309
-# and the LS one through
+# documents ryaml (the fast reader before rapidyaml) read differently from PyYAML
 READ_DIFFERENTLY = [
     b"yes: 1\n",  # a key
     b"1e5: a\n",
@@ -213,25 +235,51 @@ READ_DIFFERENTLY = [
     b"a: [\n  1e5]\n",
     b"[1e5]\n",
     b"? a\n:  1e5\n",
-    b"a: 1" + b"0" * 320 + b".0\n",  # PyYAML: inf; ryaml: text
+    b"a: 1" + b"0" * 320 + b".0\n",  # PyYAML: inf
     b"a: 1.0e+309\n",
     b"a: x\xe2\x80\xa8b: 1e5\n",  # LS: a line break only in YAML 1.1
 ]
+RAPIDYAML_READS_DIFFERENTLY = [
+    # rapidyaml's JSON types only lowercase true/false/null and JSON numbers, and keeps keys as text
+    b"a: True\n",
+    b"a: FALSE\n",
+    b"- Null\n",
+    b"a:\n  ~\n",
+    b"1: a\n",
+    b"- -1.5: a\n",
+    b"a:\n  true: 1\n",
+    b"null: a\n",
+    b"a: 1\nb: *x\n",  # an alias with no anchor: PyYAML refuses it, rapidyaml reads text
+    b"- *x\n",
+    b"a: @x\n",  # a reserved indicator
+    b"a: `x\n",
+    b"- ?\n",
+    b"---\na: 1\n",  # a document marker: rapidyaml reads a stream of documents
+    b"a: 1\n---\nb: 2\n",
+]
+READ_DIFFERENTLY += RAPIDYAML_READS_DIFFERENTLY
 
 
 @pytest.mark.parametrize("text", READ_DIFFERENTLY)
-def test_documents_ryaml_reads_differently_go_to_pyyaml(text: bytes) -> None:
+def test_documents_read_differently_go_to_pyyaml(text: bytes) -> None:
     assert parse_cache._risky(text)
-    assert repr(parse_yaml(text)) == repr(parse_yaml_pyyaml(text))
+    _assert_reads_as_pyyaml(text)
 
 
-def test_ryaml_alone_reads_those_differently() -> None:
-    assert all(_ryaml_or_error(t) != repr(parse_yaml_pyyaml(t)) for t in READ_DIFFERENTLY)
+def test_rapidyaml_alone_reads_those_differently() -> None:
+    assert all(_rapidyaml_or_error(t) != _pyyaml_or_error(t) for t in RAPIDYAML_READS_DIFFERENTLY)
 
 
-def _ryaml_or_error(text: bytes) -> str:
+def _pyyaml_or_error(text: bytes) -> str:
     try:
-        return repr(ryaml.loads(text.decode("utf-8")))
+        return repr(parse_yaml_pyyaml(text))
+    except yaml.YAMLError:
+        return "error"
+
+
+def _rapidyaml_or_error(text: bytes) -> str:
+    try:
+        return repr(_rapidyaml()(text))
     except Exception:
         return "error"
 
@@ -354,9 +402,11 @@ def test_the_fast_path_reads_every_document_as_pyyaml_does(text: str, newline: s
     data = (text + "\n").replace("\n", newline).encode()
     try:
         expected = repr(parse_yaml_pyyaml(data))
-    except yaml.YAMLError:
-        return  # PyYAML refuses it: storage reports that error, whichever path parsed first
-    assert repr(parse_yaml(data)) == expected
+    except (yaml.YAMLError, parse_cache.YamlAliasError) as error:
+        with pytest.raises(type(error)):  # storage reports PyYAML's error, whichever path parsed first
+            parse_yaml(data)
+    else:
+        assert repr(parse_yaml(data)) == expected
 
 
 def test_errors_are_pyyamls() -> None:
@@ -579,3 +629,23 @@ def test_a_pytest_run_prunes_the_cache_folders_it_used(pytester: pytest.Pytester
     pytester.runpytest_subprocess("--llmvcr-record-mode=none", timeout=120).assert_outcomes(passed=1)
     assert not stale.exists()
     assert list((stale.parent.parent).glob("*/*.json"))  # the cassette the run parsed stays cached
+
+
+def test_the_parser_in_use_is_named_by_version_and_never_silently_slow(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def version() -> str:
+        with pytest.raises(SystemExit):
+            main(["--version"])
+        return capsys.readouterr().out
+
+    monkeypatch.delenv("LLMVCR_YAML", raising=False)
+    assert parse_cache.fast_parser() is not None
+    assert "(YAML: rapidyaml 0." in version()
+    monkeypatch.setenv("LLMVCR_YAML", "pyyaml")  # CI runs the YAML tests once this way
+    assert parse_cache.fast_parser() is None
+    assert "(YAML: PyYAML (LLMVCR_YAML=pyyaml))" in version()
+    monkeypatch.delenv("LLMVCR_YAML")
+    monkeypatch.setattr(parse_cache, "rapidyaml_reader", lambda: None)  # a platform with no wheel
+    assert parse_cache.fast_parser() is None
+    assert "PyYAML: rapidyaml has no wheel here" in version() and "pip install rapidyaml" in version()

@@ -32,6 +32,7 @@ from ..errors import LLMVCRError
 from ..formats import by_name, in_place
 from ..linear import LAYOUTS
 from ..options import did_you_mean
+from ..parse_cache import yaml_parser
 from ..schema import LLMVCR_VERSION
 from ..view.command import add_parser as add_view_parser
 from . import fresh
@@ -47,6 +48,14 @@ _SOURCES = ", ".join(by_name(n).title for n in SOURCES)
 # -- the parser -------------------------------------------------------------------------------------
 _FLAGS: set[str] = set()  # every option of every command, for "did you mean"
 _CHOICE = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)$")
+
+
+class _Version(argparse.Action):
+    """``--version``: llmvcr's version and which parser reads YAML cassettes (the slow one says so)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any) -> NoReturn:
+        sys.stdout.write(f"llmvcr {LLMVCR_VERSION} (YAML: {yaml_parser()})\n")
+        parser.exit()
 
 
 class _Parser(argparse.ArgumentParser):
@@ -84,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Errors are one line on stderr with exit status 2; diff and scan exit 1 for "
         "'different' and 'found'.",
     )
-    parser.add_argument("--version", action="version", version=f"llmvcr {LLMVCR_VERSION}")
+    parser.add_argument("--version", action=_Version, nargs=0, help="show the version and YAML parser; exit")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     ls = commands.add_parser(
