@@ -36,7 +36,7 @@ from typing import Any
 import orjson
 
 import llmvcr
-from llmvcr.storage import dump_document
+from llmvcr.storage.files import dump_document
 
 from . import contenders as c
 from . import workload as w

@@ -35,9 +35,9 @@ from pathlib import Path
 from typing import Any
 
 import llmvcr
-from llmvcr.parse_cache import parse_yaml
-from llmvcr.schema import migrate
-from llmvcr.storage import cassette_from_document, validate
+from llmvcr.cassette.schema import migrate
+from llmvcr.storage.files import cassette_from_document, validate
+from llmvcr.storage.parse_cache import parse_yaml
 
 SYSTEM = (
     "You plan trips for a travel agency. Check the weather with the tool before you suggest anything. " * 21

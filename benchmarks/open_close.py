@@ -30,8 +30,8 @@ def one_run(cycles: int) -> float:
 
     import llmvcr
     from llmvcr.cassette import Cassette, Entry, Request, Response
-    from llmvcr.matching import default_request_hash
-    from llmvcr.writer import save_cassette
+    from llmvcr.matching.rules import default_request_hash
+    from llmvcr.storage.writer import save_cassette
 
     folder = tempfile.mkdtemp(prefix="llmvcr-openclose-")
     path = os.path.join(folder, "one.yaml")

@@ -30,10 +30,10 @@ from typing import Any
 
 import orjson
 
-from llmvcr.entries import Response
-from llmvcr.http_request import request_from_wire
+from llmvcr.cassette.entries import Response
 from llmvcr.options import Options
 from llmvcr.session import Session
+from llmvcr.wire.http_request import request_from_wire
 
 from .workload import ANTHROPIC_KEY, anthropic_call, anthropic_stream
 

@@ -298,7 +298,7 @@ def loads(suite: Suite) -> None:
     from vcr.serializers import yamlserializer
 
     import llmvcr
-    from llmvcr.parse_cache import ParseCache, parse_yaml, parse_yaml_pyyaml
+    from llmvcr.storage.parse_cache import ParseCache, parse_yaml, parse_yaml_pyyaml
 
     def one(project: str, ext: str) -> str:
         found = sorted(glob.glob(os.path.join(project, "cassettes", "**", "*" + ext), recursive=True))

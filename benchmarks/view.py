@@ -90,7 +90,7 @@ def screenshots(folder: Path, driver: Any, work: Path, clients: tuple[Any, Any])
 
     from llmvcr.cli import main as cli
     from llmvcr.errors import ReplayDivergence
-    from llmvcr.playlog import PlayLog
+    from llmvcr.freshness.playlog import PlayLog
     from llmvcr.view import write_divergences, write_view
     from llmvcr.view.cassettes import cassette_data, load
     from llmvcr.view.compare import divergence_data

@@ -12,7 +12,6 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from . import formats as _formats
 from .errors import (
     AnswerShapeError,
     CassetteFormatError,
@@ -26,6 +25,7 @@ from .errors import (
     SDKChangedWarning,
     TruncatedStreamError,
 )
+from .storage import formats as _formats
 
 _LAZY = {
     "use_cassette": "api",
@@ -37,9 +37,9 @@ _LAZY = {
     "Request": "cassette",
     "Response": "cassette",
     "load_cassette": "api",  # imported there with the in-place reader of other recorders' files
-    "save_cassette": "writer",
-    "register_matcher": "matching",
-    "placeholder": "matching",
+    "save_cassette": "storage.writer",
+    "register_matcher": "matching.rules",
+    "placeholder": "matching.rules",
     "register_provider": "providers",
     "Provider": "providers",
     "patch_function": "providers.function",
@@ -85,7 +85,7 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     if name == "__version__":
-        from .schema import LLMVCR_VERSION
+        from .cassette.schema import LLMVCR_VERSION
 
         return LLMVCR_VERSION
     module = _LAZY.get(name)
@@ -123,4 +123,4 @@ if TYPE_CHECKING:  # for type checkers, each name as __getattr__ finds it (a tes
     from .providers import Provider as Provider
     from .providers import register_provider as register_provider
     from .providers.function import patch_function as patch_function
-    from .writer import save_cassette as save_cassette
+    from .storage.writer import save_cassette as save_cassette

@@ -18,11 +18,12 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from . import _active, freshness, providers
+from . import _active, providers
 from .cassette import Cassette
+from .freshness import check as freshness
 from .options import Options, resolve_path
 from .session import Session
-from .storage import load_cassette as load_cassette  # llmvcr.load_cassette (reads vcrpy files in place)
+from .storage.files import load_cassette as load_cassette  # llmvcr.load_cassette (reads vcrpy files in place)
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -109,7 +110,7 @@ def use_cassette(name_or_path: str | os.PathLike[str], **options: Unpack[Cassett
     directory (``"bug-427"`` -> ``cassettes/bug-427.yaml``). Options: ``record_mode``, ``mode``,
     ``match_on``, ``ignore``, ``placeholders``, ``on_divergence``, ``seed``,
     ``allow_playback_repeats``, ``before_record``, ``filter_headers``, ``redact``,
-    ``replay_speed``, ``prune``, ``on_unplayed``, ``max_age``, ``expiry`` (``llmvcr.freshness``).
+    ``replay_speed``, ``prune``, ``on_unplayed``, ``max_age``, ``expiry`` (``llmvcr.freshness.check``).
     Bad options raise ``ValueError`` here, not at the first call.
     """
     return CassetteContext(name_or_path, Options.build(**options))

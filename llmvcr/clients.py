@@ -21,11 +21,11 @@ from typing import Any, TypeVar, overload
 
 from . import _active
 from .cassette import Cassette
+from .cassette.schema import recorded_with
 from .options import Options, resolve_path
 from .providers import install, registered, uninstall
-from .schema import recorded_with
 from .session import Session
-from .storage import load_cassette
+from .storage.files import load_cassette
 
 C = TypeVar("C")
 

@@ -189,7 +189,7 @@ class CassetteWriteWarning(UserWarning):
     hand-edited cassette could not keep its comments. The message names the file."""
 
 
-# -- freshness: cassettes that may no longer tell the truth (llmvcr.freshness) --------------------
+# -- freshness: cassettes that may no longer tell the truth (llmvcr.freshness.check) --------------------
 class UnplayedEntriesError(LLMVCRError):
     """``on_unplayed="fail"``: a test passed while recorded entries of its cassette went unused."""
 

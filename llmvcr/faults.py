@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ._values import Value
 from .cassette import Response
+from .cassette.values import Value
 
 _KINDS = ("status", "timeout", "connection")
 _ERROR_TYPES = {

@@ -15,12 +15,12 @@ from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
-from ._values import FrozenValue, Value
-from .age import EXPIRY_POLICIES, UNPLAYED_POLICIES, parse_age
 from .cassette import Entry
-from .linear import LAYOUTS, Layout
+from .cassette.age import EXPIRY_POLICIES, UNPLAYED_POLICIES, parse_age
+from .cassette.linear import LAYOUTS, Layout
+from .cassette.values import FrozenValue, Value
 from .matching import DEFAULT_MATCH_ON, Fingerprinter, MatcherSpec, Placeholder
-from .redact import Redactor, compile_keep, compile_paths, compile_redactions
+from .redaction import Redactor, compile_keep, compile_paths, compile_redactions
 
 RecordMode = Literal["once", "new_episodes", "none", "all"]
 MatchMode = Literal["strict", "sequential", "loose"]
@@ -34,7 +34,7 @@ BeforeRecord = Callable[[Entry], "Entry | None"]
 
 # cassetter's "rewrite" deletes the file, then records: a test that no longer calls leaves no file.
 # llmvcr's "all" replaces the file at its first write, so a test that records nothing keeps the old
-# one, and says so (llmvcr.freshness). One mode, not two that differ only there.
+# one, and says so (llmvcr.freshness.check). One mode, not two that differ only there.
 REWRITE = (
     "unknown record_mode 'rewrite'; llmvcr's 'all' re-records the cassette (cassetter's 'rewrite' also "
     "deletes a file the test no longer fills; with 'all' such a file is kept and reported as unplayed): "
@@ -171,11 +171,11 @@ class Options(FrozenValue):
     allow_unrecognized: tuple[str, ...] = ()  # hosts ("*": any) whose unclaimed requests may go out
     redact_keep: tuple[str | re.Pattern[str], ...] = ()  # key-shaped text that is not a key
     layout: Layout | None = None  # of a new file ("linear" unless given); a file keeps its own
-    # freshness (llmvcr.freshness): None means the run's setting, else warn / no limit / warn
+    # freshness (llmvcr.freshness.check): None means the run's setting, else warn / no limit / warn
     on_unplayed: str | None = None
     max_age: timedelta | None = None
     expiry: str | None = None
-    # a vcrpy-made cassette is matched as vcrpy matched it (llmvcr.recorded_matching) unless
+    # a vcrpy-made cassette is matched as vcrpy matched it (llmvcr.matching.as_recorded) unless
     # match_on or a mode is given; on_stale="fail" makes a call whose request drifted an error
     on_stale: str = "report"
     recorded_match_on: tuple[str, ...] | None = None  # vcrpy's match_on names (the project's vcr_config)

@@ -15,26 +15,26 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from . import faults, other_calls, wire
+from . import faults, wire
 from .cassette import Cassette, Entry, Request, Response
-from .diff import divergence_message, nearest_diff
+from .cassette.schema import recorded_with
 from .errors import (
     CassetteNotFoundError,
     EditedCassetteWarning,
     ReplayDivergence,
     ReplayDivergenceWarning,
 )
-from .faults import Fault
-from .kept_timing import EarlierTimings
-from .matching import default_request_hash
+from .matching import default_request_hash, other_calls
+from .matching.as_recorded import StaleCall, as_recorded, check_drift
+from .matching.diff import divergence_message, nearest_diff
 from .options import Options, settings
-from .recorded_matching import StaleCall, as_recorded, check_drift
-from .redact import RESPONSE_HEADERS, Redactor, compile_keep, compile_paths, compile_redactions
-from .schema import recorded_with
-from .shutdown import SigtermFlush, WriteLock
-from .storage import check_cassette_path, load_cassette, refuse_foreign
-from .write_queue import WriteQueue
-from .writer import save_cassette
+from .redaction import Redactor, compile_keep, compile_paths, compile_redactions
+from .storage.files import check_cassette_path, load_cassette, refuse_foreign
+from .storage.kept_timing import EarlierTimings
+from .storage.shutdown import SigtermFlush, WriteLock
+from .storage.write_queue import WriteQueue
+from .storage.writer import save_cassette
+from .wire.headers import RESPONSE_HEADERS
 
 
 class Caller(Protocol):
@@ -54,7 +54,7 @@ class Decision:
     request: Request  # as it is stored: redacted
     request_hash: str
     entry: Entry | None = None
-    fault: Fault | None = None
+    fault: faults.Fault | None = None
     session: Session | None = None
 
     @property
@@ -124,7 +124,7 @@ class Session:
         self.quiet_when_empty = False
         self.cassette = cassette if cassette is not None else self._load()
         self.stale: list[StaleCall] = []  # calls served although their request drifted from the recording
-        # a vcrpy-made cassette is matched as it was recorded (llmvcr.recorded_matching)
+        # a vcrpy-made cassette is matched as it was recorded (llmvcr.matching.as_recorded)
         self.recorded_match_on, self.fingerprinter = as_recorded(self.cassette, options)
         replace = self._replace_on_write
         self._queue = WriteQueue(path, self.cassette, self._lock, replace=replace, persist=persist)

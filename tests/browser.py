@@ -1,7 +1,7 @@
 """A headless Chromium from the distribution's packages (``apt-get install chromium chromium-driver``),
 driven by Selenium through the distribution's chromedriver: nothing is downloaded.
 
-Used by ``tests/test_view.py`` and ``benchmarks/view.py``.
+Used by ``tests/view/test_view.py`` and ``benchmarks/view.py``.
 """
 
 from __future__ import annotations

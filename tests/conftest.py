@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +13,7 @@ import yaml  # noqa: F401 - imported before any in-process pytester run (see bel
 from llm_server import LLMServer
 
 import llmvcr
+from llmvcr import _active, providers
 from llmvcr.options import settings
 from llmvcr.providers import _answer as answer
 
@@ -96,6 +98,32 @@ def cassette_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pa
     monkeypatch.setattr(settings, "default_record_mode", "once")
     yield directory
     llmvcr.configure(cassette_dir="cassettes")
+
+
+@pytest.fixture(autouse=True)
+def nothing_left_open(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Each test leaves no interception installed and no session open, so a leak fails the test that
+    leaked it rather than a later one on the same worker; the state is then put back for the next test.
+
+    An adapter holds interception until its client is garbage-collected, and a client the test got from
+    a fixture lives on in the test's arguments until pytest drops them, after this teardown: they are
+    dropped here (every other fixture is torn down already), and a collection run if anything is left.
+    """
+    yield
+    getattr(request.node, "funcargs", {}).clear()
+    if providers.installed() or _active._open:
+        gc.collect()
+    left = []
+    if providers.installed():
+        left.append("interception is still installed (a cassette or an adapter's client is still alive)")
+    open_sessions = list(_active._open)
+    if open_sessions:
+        left.append(f"{len(open_sessions)} session(s) still open: {[str(s.path) for s in open_sessions]}")
+    while providers.installed():
+        providers.uninstall()
+    for session in open_sessions:
+        _active.deactivate(session, None)
+    assert not left, "this test left llmvcr active: " + "; ".join(left)
 
 
 @pytest.fixture(autouse=True)

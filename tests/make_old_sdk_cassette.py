@@ -1,6 +1,6 @@
 """Record ``tests/cassettes/sdk-oldest.yaml`` with the oldest supported SDKs, for the old->new replay test.
 
-The cassette is committed; ``tests/test_sdk_versions.py`` replays it with whatever ``anthropic`` and
+The cassette is committed; ``tests/providers/test_sdk_versions.py`` replays it with whatever ``anthropic`` and
 ``openai`` are installed (normally the newest) and compares the result with a live run of the same
 scenario against the loopback server. To re-record it, activate a throw-away virtual environment
 holding only ``anthropic==2.10.0 openai==3.51.0 wrapt orjson pyyaml`` (the lower ends of the range

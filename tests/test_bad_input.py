@@ -23,12 +23,12 @@ import pytest
 import yaml
 
 import llmvcr
-from llmvcr import parse_cache
+from llmvcr.cassette.schema import entry_to_mapping
 from llmvcr.cli import main as cli_main
 from llmvcr.errors import EditedCassetteWarning
-from llmvcr.parse_cache import ParseCache, YamlAliasError, parse_yaml, parse_yaml_pyyaml
-from llmvcr.schema import entry_to_mapping
-from llmvcr.storage import cassette_from_document, parse_checked, validate
+from llmvcr.storage import parse_cache
+from llmvcr.storage.files import cassette_from_document, parse_checked, validate
+from llmvcr.storage.parse_cache import ParseCache, YamlAliasError, parse_yaml, parse_yaml_pyyaml
 
 ROOT = Path(__file__).resolve().parent.parent
 END = b"entries_end: true\n"  # the last line of every cassette llmvcr writes
@@ -93,7 +93,7 @@ BOMB_RUNNER = textwrap.dedent("""
     import llmvcr
     from llmvcr import parse_cache
     parse_cache.fast_parser = (lambda: None) if sys.argv[2] == "pyyaml" else parse_cache.rapidyaml_reader
-    from llmvcr.storage import validate
+    from llmvcr.storage.files import validate
     for attempt in range(2):  # the second load is the one a parse cache would answer
         try:
             if sys.argv[3] == "record":

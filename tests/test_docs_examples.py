@@ -157,7 +157,7 @@ def _run_as_tests(example: Example, pytester: pytest.Pytester, request: Any) -> 
 
 @pytest.mark.parametrize("example", [e for e in EXAMPLES if "same_as" in e.settings], ids=str)
 def test_a_block_shown_as_a_file_is_that_file(example: Example) -> None:
-    """The file's own tests run it (tests/test_providers.py runs the adapters the providers page shows)."""
+    """The file's own tests run it (tests/providers/test_providers.py runs the adapters the providers page shows)."""
     path = ROOT / example.settings["same_as"]
     assert example.source.strip() == path.read_text().strip()
 

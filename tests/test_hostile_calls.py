@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import llmvcr
-from llmvcr.matching import default_request_hash
+from llmvcr.matching.rules import default_request_hash
 from llmvcr.providers._streams import Capture
 from llmvcr.pytest_plugin import cassette_name, cassette_path
 

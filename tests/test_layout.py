@@ -5,6 +5,7 @@ to dodge one, no private name used across modules, no module importing its own p
 from __future__ import annotations
 
 import ast
+import importlib
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "llmvcr"
@@ -182,3 +183,78 @@ def test_the_checks_catch_what_they_look_for(tmp_path: Path) -> None:
         "llmvcr.b:3 uses a._hidden",
     ]
     assert find_own_package_imports(package) == ["llmvcr.d:1 imports shared from its package llmvcr"]
+
+
+# The folders as DESIGN draws them, ground floor first: a room imports only rooms on a lower floor.
+FLOORS: list[set[str]] = [
+    {"errors"},
+    {"cassette"},
+    {"matching", "wire", "faults"},
+    {"storage", "redaction"},
+    {"options"},
+    {"session"},
+    {"_active"},
+    {"providers", "freshness"},
+    {"proxy", "api", "clients", "convert", "playlog"},
+    {"view"},
+    {"pytest_plugin", "cli", "adapters", "__init__"},
+    {"__main__", "demo"},
+]
+FOLDERS = {
+    "cassette",
+    "matching",
+    "wire",
+    "storage",
+    "redaction",
+    "freshness",
+    "providers",
+    "convert",
+    "cli",
+    "pytest_plugin",
+    "proxy",
+    "view",
+}
+
+
+def _room(module: str) -> str:
+    parts = module.split(".")
+    return "__init__" if len(parts) == 1 else parts[1]
+
+
+def test_the_folders_are_as_drawn() -> None:
+    floor_of = {room: n for n, rooms in enumerate(FLOORS) for room in rooms}
+    rooms = {_room(m) for m in _modules()}
+    unplaced = rooms - floor_of.keys()
+    assert not unplaced, (
+        f"place these top-level modules or folders in FLOORS (and DESIGN's table): {unplaced}"
+    )
+    folders = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
+    assert folders == FOLDERS, f"folders differ from the drawing: {folders ^ FOLDERS}"
+    modules = _modules()
+    known = set(modules)
+    up = []
+    for module, (path, tree) in modules.items():
+        for target, line, _ in _imports(module, path, tree, known):
+            if target not in known or _room(target) == _room(module):
+                continue
+            if floor_of[_room(target)] >= floor_of[_room(module)]:
+                up.append(f"{module}:{line} imports {target}, on floor {floor_of[_room(target)] + 1}")
+    assert not up, "imports that do not go down a floor:\n" + "\n".join(up)
+
+
+def test_the_paths_users_write_still_import() -> None:
+    """The regrouping kept every import path the README and the entry points name."""
+    for path, name in [
+        ("llmvcr", "use_cassette"),
+        ("llmvcr.cassette", "Request"),
+        ("llmvcr.cassette", "Response"),
+        ("llmvcr.matching", "register_matcher"),
+        ("llmvcr.matching", "placeholder"),
+        ("llmvcr.playlog", "PlayLog"),
+        ("llmvcr.errors", "LLMVCRError"),
+        ("llmvcr.providers", "register_provider"),
+        ("llmvcr.pytest_plugin", "pytest_addoption"),
+        ("llmvcr.adapters", "create_replay_adapter"),
+        ("llmvcr.demo", "__doc__"),
+    ]:
+        assert hasattr(importlib.import_module(path), name), f"{path}.{name}"

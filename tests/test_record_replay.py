@@ -676,8 +676,8 @@ def test_yaml_cassette_layout_is_format_version_1(
 ) -> None:
     import yaml
 
-    from llmvcr import schema
-    from llmvcr.yaml_text import loader_and_dumper
+    from llmvcr.cassette import schema
+    from llmvcr.storage.yaml_text import loader_and_dumper
 
     long_text = "first line of a long prompt\nsecond line\nthird line"
     with llmvcr.recording("layout", seed="bug-repro-#427"):

@@ -199,7 +199,7 @@ def test_warn_mode_without_entries_left_still_raises(anthropic_client: Any) -> N
 
 def test_match_on_names_and_callables_through_use_cassette(anthropic_client: Any, server: Any) -> None:
     def first_word(r: dict[str, Any]) -> Any:
-        return str(llmvcr.matching.last_user_message(r)).split(" ")[0]
+        return str(llmvcr.matching.rules.last_user_message(r)).split(" ")[0]
 
     llmvcr.register_matcher("temperature", lambda r: r["body"].get("temperature"))
     options: dict[str, Any] = {"match_on": ("model", "temperature", first_word)}

@@ -28,12 +28,12 @@ import warnings
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
+from ..cassette.linear import LAYOUTS
+from ..cassette.schema import LLMVCR_VERSION
 from ..errors import LLMVCRError
-from ..formats import by_name, in_place
-from ..linear import LAYOUTS
 from ..options import did_you_mean
-from ..parse_cache import yaml_parser
-from ..schema import LLMVCR_VERSION
+from ..storage.formats import by_name, in_place
+from ..storage.parse_cache import yaml_parser
 from ..view.command import add_parser as add_view_parser
 from . import fresh
 from .files import cmd_convert, cmd_prune, cmd_rehash, cmd_scan
@@ -178,7 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
         "prune",
         help="drop entries the last run never played",
         description="Drop the entries the last test run did not use, as recorded in the "
-        "play store the pytest plugin (or llmvcr.playlog.PlayLog) keeps in pytest's cache "
+        "play store the pytest plugin (or llmvcr.freshness.playlog.PlayLog) keeps in pytest's cache "
         "(.pytest_cache/d/llmvcr). Refuses when no run recorded it, when a test using it "
         "failed, or when the file changed since.",
     )

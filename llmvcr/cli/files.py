@@ -12,16 +12,16 @@ from collections.abc import Iterator, Sequence
 from typing import Any, TextIO
 
 from ..cassette import Cassette
+from ..cassette.linear import without
 from ..convert import JSON
 from ..convert.vcrpy import NoLLMCallsError, read_document, vcr_loader
 from ..errors import CassetteFormatError, CommandError, LLMVCRError
-from ..formats import OWN, by_name, in_place, resolve, suffixes
-from ..linear import without
-from ..playlog import read_record, store_for, update_record
-from ..redact import find_secrets
-from ..storage import dump_document, format_of, parse_checked, parse_document
-from ..validation import END_KEY, END_MARKER, read_cassette, seal_text
-from ..writer import atomic_write, file_lock
+from ..freshness.playlog import read_record, store_for, update_record
+from ..redaction import find_secrets
+from ..storage.files import dump_document, format_of, parse_checked, parse_document
+from ..storage.formats import OWN, by_name, in_place, resolve, suffixes
+from ..storage.validation import END_KEY, END_MARKER, read_cassette, seal_text
+from ..storage.writer import atomic_write, file_lock
 from .inspect import listed
 from .reading import SOURCES, TARGET_SUFFIX, entries, existing, load_any, sniff
 

@@ -11,13 +11,12 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator, Sequence
 from typing import Any, TextIO
 
-from .._summary import plural
 from ..errors import CommandError
-from ..freshness import shown
-from ..spend import Tally, cassette_cost
-from ..usage import prices_available
-from ..verify import Report, Target, verify_cassette
-from ..writer import atomic_write
+from ..freshness.budget import Tally, cassette_cost
+from ..freshness.check import plural, shown
+from ..freshness.usage import prices_available
+from ..freshness.verify import Report, Target, verify_cassette
+from ..storage.writer import atomic_write
 from .inspect import listed
 from .reading import SUFFIXES, load_any
 
@@ -135,7 +134,7 @@ def junit_xml(reports: Sequence[Report]) -> bytes:
         errors=str(sum(1 for r in reports if r.problems and not r.drift)),
     )
     for report in reports:
-        case = ET.SubElement(suite, "testcase", classname="llmvcr.verify", name=shown(report.path))
+        case = ET.SubElement(suite, "testcase", classname="llmvcr.freshness.verify", name=shown(report.path))
         if report.drift:
             message = f"{plural(len(report.drift), 'change')} in the answers' shape"
             failure = ET.SubElement(case, "failure", message=message)

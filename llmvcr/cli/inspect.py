@@ -11,10 +11,10 @@ from typing import Any, TextIO
 
 from ..cassette import Cassette
 from ..convert import JSON, OPENAI_FINISH, read_call
-from ..diff import shorten_pair, structural_diff
 from ..errors import CommandError, LLMVCRError
-from ..formats import OWN, in_place
-from ..storage import load_cassette
+from ..matching.diff import shorten_pair, structural_diff
+from ..storage.files import load_cassette
+from ..storage.formats import OWN, in_place
 from ..view import write_diff
 from ..view.compare import entry_tree
 from ..wire import error_message, lookup, model_of, stream_finished

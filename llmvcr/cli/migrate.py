@@ -28,8 +28,8 @@ from typing import TextIO
 
 from ..convert.vcrpy import NoLLMCallsError, from_vcrpy
 from ..errors import CommandError, LLMVCRError
-from ..foreign import foreign_format
-from ..formats import by_name
+from ..storage.formats import by_name
+from ..storage.sniff import foreign_format
 from .files import LLMVCR_TARGETS, write_as
 
 CONFIG_FILES = ("pytest.ini", "setup.cfg", "tox.ini", "pyproject.toml")

@@ -1,4 +1,4 @@
-"""Reading any format the command knows (:data:`llmvcr.formats.FORMATS`), and finding the file named."""
+"""Reading any format the command knows (:data:`~llmvcr.storage.formats.FORMATS`), and finding a file."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import os
 from ..cassette import Cassette
 from ..convert.vcrpy import NoLLMCallsError
 from ..errors import CassetteFormatError, CommandError
-from ..foreign import detect
-from ..formats import OWN, by_name, in_place, known, readable, resolve, suffixes, writable
 from ..options import resolve_path
+from ..storage.formats import OWN, by_name, in_place, known, readable, resolve, suffixes, writable
+from ..storage.sniff import detect
 from ..wire import model_of
 
 SOURCES = readable()
@@ -75,7 +75,7 @@ def _beside_tests(name: str) -> list[str]:
 
 # -- reading any supported format -----------------------------------------------------------------
 def sniff(path: str) -> str:
-    """The format of a file (see :data:`llmvcr.formats.FORMATS`); ``llmvcr`` when none claims it."""
+    """The format of a file (see :data:`llmvcr.storage.formats.FORMATS`); ``llmvcr`` when none claims it."""
     return detect(path)
 
 

@@ -20,11 +20,11 @@ import warnings
 from typing import Any
 
 from ..cassette import Cassette, Entry, Request, Response
+from ..cassette.schema import LLMVCR_VERSION
 from ..errors import CassetteFormatError, ConversionWarning
 from ..matching import default_request_hash
-from ..schema import LLMVCR_VERSION
-from ..storage import load_cassette
-from ..writer import atomic_write
+from ..storage.files import load_cassette
+from ..storage.writer import atomic_write
 from .agentskit_chunks import entry_chunks
 from .agentskit_messages import from_messages, to_messages
 from .neutral import JSON, digest, parse_arguments, text_block

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import CassetteFormatError
-from ..http_request import Parsed
+from ..wire.http_request import Parsed
 from .encodings import hex_bytes
 from .http_import import Body, Exchange, header_items
 

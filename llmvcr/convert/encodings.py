@@ -10,8 +10,8 @@ import base64
 import binascii
 from typing import Any
 
-from ..content_encoding import DecodeFailed, Decoder, decoder_module
 from ..errors import CassetteFormatError
+from ..wire.content_encoding import DecodeFailed, Decoder, decoder_module
 
 
 def stored_bytes(body: Any, path: str, position: int, side: str) -> bytes | None:

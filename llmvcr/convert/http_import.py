@@ -31,10 +31,11 @@ from urllib.parse import urlsplit
 
 from ..cassette import Entry, Request, Response
 from ..errors import CassetteFormatError
-from ..http_request import Parsed, parse_body, request_from_wire
 from ..matching import default_request_hash
-from ..redact import REQUEST_HEADERS, RESPONSE_HEADERS, Redactor
+from ..redaction import Redactor
 from ..wire import lookup, provider_of, response_streams
+from ..wire.headers import REQUEST_HEADERS, RESPONSE_HEADERS
+from ..wire.http_request import Parsed, parse_body, request_from_wire
 from .encodings import decompress
 from .neutral import parse_sse
 

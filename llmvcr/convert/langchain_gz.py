@@ -10,7 +10,7 @@ import zlib
 from typing import Any
 
 from ..errors import CassetteFormatError
-from ..foreign import GZIP_MAGIC as GZIP_MAGIC
+from ..storage.sniff import GZIP_MAGIC as GZIP_MAGIC
 
 
 def interactions(data: bytes, path: str, loader: Any) -> list[Any]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..cassette import Entry
-from ..sse import parse_events
+from ..wire.sse import parse_events
 
 JSON = dict[str, Any]
 DEFAULT_MAX_TOKENS = 8192  # regista's ModelRequest default

@@ -33,9 +33,9 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ..cassette import Cassette, Entry, Request, Response
+from ..cassette.schema import LLMVCR_VERSION
 from ..errors import CassetteFormatError, ConversionWarning
 from ..matching import default_request_hash
-from ..schema import LLMVCR_VERSION
 from ..wire.google import events_of as gemini_events
 from .neutral import JSON, digest
 from .otel_dialects import STREAMED, capture_switch

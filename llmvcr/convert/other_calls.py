@@ -1,5 +1,5 @@
 """A foreign cassette's non-LLM interaction as an entry llmvcr answers from the file (see
-:mod:`llmvcr.other_calls`), or why it cannot be one."""
+:mod:`llmvcr.matching.other_calls`), or why it cannot be one."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 from ..cassette import Entry, Request, Response
 from ..matching import default_request_hash
-from ..other_calls import OTHER, url_key
+from ..matching.other_calls import OTHER, url_key
 from .http_import import Exchange
 
 # what a replayed non-LLM answer keeps of its headers: enough for the caller to read it

@@ -18,10 +18,10 @@ import warnings
 from datetime import datetime, timezone
 
 from ..cassette import Cassette
+from ..cassette.schema import LLMVCR_VERSION
 from ..errors import ConversionWarning
-from ..schema import LLMVCR_VERSION
-from ..storage import load_cassette
-from ..usage import cost_of
+from ..freshness.usage import cost_of
+from ..storage.files import load_cassette
 from .neutral import FINAL_STOP_REASONS, JSON, Call, text_block, usage
 from .regista_trace import (
     DEFAULT_CONTEXT,

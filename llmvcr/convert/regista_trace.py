@@ -14,9 +14,9 @@ import warnings
 from typing import Any
 
 from ..cassette import Cassette, Entry, Request, Response
+from ..cassette.schema import LLMVCR_VERSION
 from ..errors import CassetteFormatError, ConversionWarning
 from ..matching import default_request_hash
-from ..schema import LLMVCR_VERSION
 from .neutral import JSON, digest
 from .wire import anthropic_body, anthropic_events, anthropic_wire, chat_body, chat_events, openai_wire
 

@@ -22,10 +22,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..cassette import Cassette, Entry
+from ..cassette.schema import LLMVCR_VERSION
 from ..errors import CassetteFormatError, ConversionWarning
-from ..http_request import Parsed
-from ..schema import LLMVCR_VERSION
 from ..wire import formats
+from ..wire.http_request import Parsed
 from . import cassetter, langchain_gz
 from .encodings import stored_bytes
 from .http_import import Exchange, entry_of, header_items

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from .. import _active
-from ..entries import Request
+from ..cassette.entries import Request
 from . import _internals
 from ._headers import record_of
 from .base import watching

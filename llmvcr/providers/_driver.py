@@ -17,11 +17,11 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..entries import Request, Response
+from ..cassette.entries import Request, Response
 from ..errors import LLMVCRError
 from ..faults import Fault
 from ..session import Decision
-from ..sse import encode_events
+from ..wire.sse import encode_events
 from ._patch import Patch
 from ._streams import Capture
 from .base import carry, current_caller, decide, installed, lookup, registered, unclaimed

@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..entries import Request
-from ..http_request import request_from_wire
-from ..redact import CREDENTIAL_HEADERS, REQUEST_HEADERS
+from ..cassette.entries import Request
+from ..wire.headers import CREDENTIAL_HEADERS, REQUEST_HEADERS
+from ..wire.http_request import request_from_wire
 
 if TYPE_CHECKING:  # a Protocol class costs a millisecond to build at import
 

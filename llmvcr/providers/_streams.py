@@ -18,10 +18,10 @@ from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, It
 from typing import Any
 
 from ..cassette import Response
-from ..content_encoding import DecodeFailed, Decoder
 from ..errors import TruncatedStreamError, UndecodableError
-from ..sse import SSEParser, encode_events
 from ..wire import stream_finished
+from ..wire.content_encoding import DecodeFailed, Decoder
+from ..wire.sse import SSEParser, encode_events
 from .http import body_bytes, parse_body
 
 

@@ -13,8 +13,8 @@ from typing import Any
 
 from ..cassette import Request, Response
 from ..errors import RecordedCallError
-from ..redact import is_credential_header
 from ..session import Decision
+from ..wire.headers import is_credential_header
 from ._patch import Patch, resolve_attr
 from .base import decide, outer_call, package_version, watching
 from .registry import register_provider

@@ -16,9 +16,9 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._values import Value
+from ..cassette.values import Value
 from ..errors import SDKChangedWarning
-from ..http_request import body_bytes, parse_body, request_from_wire, without_userinfo
+from ..wire.http_request import body_bytes, parse_body, request_from_wire, without_userinfo
 from . import _internals
 from ._answer import FAST_PATH, build_request_wrapper
 from ._patch import Patch, resolve_attr

@@ -23,9 +23,9 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 from urllib.parse import unquote
 
-from .. import exactjson
+from ..cassette import exactjson
 from ..errors import LLMVCRError, ReplayDivergence
-from ..http_request import request_from_wire
+from ..wire.http_request import request_from_wire
 from .cassettes import CassetteRefused, Cassettes, parse_options
 from .forward import Upstream
 from .replay import StreamCut, serve_entry

@@ -14,11 +14,11 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import freshness
-from ..age import on_ci
+from ..cassette.age import on_ci
+from ..cassette.schema import entry_to_mapping
 from ..errors import LLMVCRError
+from ..freshness import check as freshness
 from ..options import Options, resolve_path, with_suffix
-from ..schema import entry_to_mapping
 from ..session import Session
 
 # what a header or the control API may set, and how a header's text becomes the option's value

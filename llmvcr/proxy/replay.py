@@ -14,7 +14,7 @@ import threading
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from ..entries import Response
+from ..cassette.entries import Response
 from ..providers._driver import schedule, served_headers
 
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]

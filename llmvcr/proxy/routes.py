@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
-from .. import exactjson, wire
+from .. import wire
+from ..cassette import exactjson
 
 CASSETTE_HEADER = "x-llmvcr-cassette"
 OPTION_PREFIX = "x-llmvcr-"

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..cassette import Entry
 from ..convert import JSON, OPENAI_FINISH, read_call
-from ..usage import usage_of
+from ..freshness.usage import usage_of
 from ..wire import error_message, lookup, model_of, stream_finished
 
 PREVIEW = 300  # characters of a request that is not a model call (embeddings, token counts)

@@ -10,15 +10,15 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from ..age import age_text, recorded_at
 from ..cassette import Cassette, Entry
+from ..cassette.age import age_text, recorded_at
+from ..cassette.linear import LISTS, pack
+from ..cassette.schema import entry_to_mapping
 from ..convert import JSON
 from ..errors import CommandError, LLMVCRError
-from ..foreign import detect
-from ..formats import OWN, by_name, readable, resolve, suffixes
-from ..linear import LISTS, pack
-from ..playlog import read_record
-from ..schema import entry_to_mapping
+from ..freshness.playlog import read_record
+from ..storage.formats import OWN, by_name, readable, resolve, suffixes
+from ..storage.sniff import detect
 from .calls import Threads, call_data
 
 FILES = suffixes(readable())  # every file a folder may hold that llmvcr reads

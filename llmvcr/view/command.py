@@ -8,7 +8,7 @@ import pathlib
 import webbrowser
 from typing import Any, TextIO
 
-from ..age import parse_age
+from ..cassette.age import parse_age
 from ..errors import CommandError
 from .pages import DEFAULT_OUTPUT, write_view
 

@@ -1,7 +1,7 @@
 """Two requests side by side, as the page draws them: a replay's live request beside the nearest
 recorded one (``ReplayDivergence``), or two cassettes entry by entry (``llmvcr diff A B --html``).
 
-The changed paths are :func:`llmvcr.diff.structural_diff`'s rows, the ones the error message and
+The changed paths are :func:`llmvcr.matching.diff.structural_diff`'s rows, the ones the error message and
 ``llmvcr diff`` print; the text inside a changed string is diffed word by word here.
 """
 
@@ -14,8 +14,8 @@ from typing import Any
 
 from ..cassette import Cassette, Entry
 from ..convert import JSON
-from ..diff import DiffRow, structural_diff
 from ..errors import ReplayDivergence
+from ..matching.diff import DiffRow, structural_diff
 
 MISSING = "<missing>"  # what structural_diff gives for a path one side lacks
 WORD_LIMIT = 20_000  # tokens on both sides past which a changed text is shown whole, not word by word

@@ -22,12 +22,13 @@ from typing import Any
 
 import orjson
 
+from ..cassette.schema import release
 from ..convert import JSON
 from ..errors import CommandError
-from ..redact import CREDENTIAL_HEADERS, Redactor, find_secrets
-from ..schema import release
-from ..secret_shapes import may_hold_shape
-from ..writer import atomic_write
+from ..redaction import Redactor, find_secrets
+from ..redaction.secret_shapes import may_hold_shape
+from ..storage.writer import atomic_write
+from ..wire.headers import CREDENTIAL_HEADERS
 
 SCRIPTS = ("common.js", "conversation.js", "cassette.js", "index.js", "compare.js", "main.js")
 SHARED_MIN = 48  # a string this long or longer is stored once when it repeats

@@ -22,8 +22,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .._values import FrozenValue
-from ..entries import Request, Response
+from ..cassette.entries import Request, Response
+from ..cassette.values import FrozenValue
 from ..errors import AnswerShapeError, TruncatedStreamError
 from . import anthropic, google, openai
 

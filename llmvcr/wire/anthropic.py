@@ -16,7 +16,7 @@ import json
 import re
 from typing import Any
 
-from ..entries import Request
+from ..cassette.entries import Request
 
 NAME = "anthropic"
 HOSTS = ("anthropic.com",)

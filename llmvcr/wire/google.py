@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..entries import Request
+from ..cassette.entries import Request
 
 NAME = "google"
 HOSTS = ("generativelanguage.googleapis.com", "aiplatform.googleapis.com")

@@ -14,7 +14,7 @@ import json
 import re
 from typing import Any
 
-from ..entries import Request
+from ..cassette.entries import Request
 
 NAME = "openai"
 HOSTS = ("openai.com", "openai.azure.com")

@@ -1,6 +1,6 @@
 """google-genai's, aiohttp's and DSPy's private names survive a release that renames them, as declared.
 
-The same simulated releases as ``tests/test_internals.py`` (see ``sdk_release.py``), for the
+The same simulated releases as ``tests/providers/test_internals.py`` (see ``sdk_release.py``), for the
 packages only this suite installs: google-genai (its funnels), aiohttp (the seam google-genai's
 async client sends through) and DSPy (where it vendors lm15).
 """

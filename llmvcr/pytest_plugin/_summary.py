@@ -1,0 +1,299 @@
+"""The end-of-run line: what replay saved, what was recorded, what no test used, and which HTTP calls
+went out unrecorded because no provider claims them.
+
+Counted per test from each session as it ends; pytest-xdist workers hand their counts to the
+controller (``as_json``/``merge``), so ``pytest -n 2`` prints the same summary as a serial run.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..cassette.values import Value
+from ..freshness.check import Finding, dollars, plural, unplayed_policy
+from ..freshness.usage import prices_available, usage_of
+from ..session import Session
+from ._stale_report import StaleCassette, stale_lines
+
+
+@dataclass(eq=False, repr=False)
+class TestCounts(Value):
+    """One test's calls and cassettes, as the end-of-run line adds them up."""
+
+    test: str = ""
+    replayed: int = 0
+    recorded: int = 0
+    writes: int = 0
+    unplayed: int = 0
+    unrecorded: int = 0  # HTTP calls no provider claims, let through by a recording cassette
+    tokens: int = 0
+    dollars: float = 0.0
+    priced: int = 0  # replayed calls with a list price
+    unpriced: int = 0  # replayed calls whose usage genai-prices cannot price (a model it does not know)
+
+
+@dataclass(eq=False, repr=False)
+class RunSummary(Value):
+    """What the run's sessions did, for the end-of-run lines (merged across pytest-xdist workers)."""
+
+    per_test: dict[str, TestCounts] = field(default_factory=dict)
+    written: set[str] = field(default_factory=set)
+    unplayed: dict[str, int] = field(default_factory=dict)  # cassette path -> entries no call used
+    unrecorded: dict[str, dict[str, int]] = field(default_factory=dict)  # cassette path -> host -> calls
+    empty: set[str] = field(default_factory=set)  # cassettes that recorded nothing while calls went out
+    nothing: set[str] = field(default_factory=set)  # tests whose marker cassette recorded no call, so no file
+    findings: list[Finding] = field(default_factory=list)  # expired, undated, not fully played (freshness)
+    # cassette path -> calls replayed as recorded although their request drifted (see StaleCassette)
+    stale: dict[str, StaleCassette] = field(default_factory=dict)
+    users: dict[str, set[str]] = field(default_factory=dict)  # cassette path -> the tests that used it
+    failed: set[str] = field(default_factory=set)  # tests that failed: their cassettes are not pruned
+    ignored_options: set[str] = field(default_factory=set)  # vcrpy options llmvcr_config held, and why
+    test: str = ""  # the test running now
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def on_session(self, session: Session, event: str) -> None:
+        if event != "exit":
+            return
+        unplayed = len(session.cassette.unplayed)
+        with self.lock:
+            name = self.test or "(outside tests)"
+            row = self.per_test.setdefault(name, TestCounts(name))
+            row.replayed += session.replayed
+            row.recorded += session.recorded
+            row.writes += session.writes
+            row.unplayed += unplayed
+            if session.unrecorded:
+                row.unrecorded += sum(session.unrecorded.values())
+                hosts = self.unrecorded.setdefault(session.path, {})
+                for host, n in session.unrecorded.items():
+                    hosts[host] = hosts.get(host, 0) + n
+                if not session.writes and not session.cassette.entries:
+                    self.empty.add(session.path)
+            priced = prices_available()
+            for entry in session.served:
+                inp, out, usd = usage_of(entry)
+                row.tokens += inp + out
+                if usd is not None:
+                    row.dollars += usd
+                    row.priced += 1
+                elif priced:  # without the prices extra, PRICES_HINT says so once instead
+                    row.unpriced += 1
+            if session.path and session.persist:
+                self.users.setdefault(session.path, set()).add(name)
+            if session.wrote_nothing and session.quiet_when_empty:
+                self.nothing.add(name)
+            if session.stale:
+                self.stale.setdefault(session.path, StaleCassette()).add(session, name)
+            if session.writes:
+                self.written.add(session.path)
+            if session.path and session.persist:
+                if unplayed and unplayed_policy(session) != "ignore":  # accepted: never offered to prune
+                    self.unplayed[session.path] = unplayed
+                else:
+                    self.unplayed.pop(session.path, None)
+
+    def as_json(self) -> dict[str, Any]:
+        """What a pytest-xdist worker sends its controller."""
+        return {
+            "per_test": [asdict(r) for r in self.per_test.values()],
+            "written": sorted(self.written),
+            "unplayed": self.unplayed,
+            "unrecorded": self.unrecorded,
+            "empty": sorted(self.empty),
+            "nothing": sorted(self.nothing),
+            "findings": [asdict(f) for f in self.findings],
+            "stale": {path: asdict(s) for path, s in self.stale.items()},
+            "users": {path: sorted(tests) for path, tests in self.users.items()},
+            "failed": sorted(self.failed),
+            "ignored_options": sorted(self.ignored_options),
+        }
+
+    def merge(self, data: dict[str, Any]) -> None:
+        with self.lock:
+            for raw in data.get("per_test", []):
+                row = TestCounts(**raw)
+                mine = self.per_test.setdefault(row.test, TestCounts(row.test))
+                for key in (
+                    "replayed",
+                    "recorded",
+                    "writes",
+                    "unplayed",
+                    "unrecorded",
+                    "tokens",
+                    "dollars",
+                    "priced",
+                    "unpriced",
+                ):
+                    setattr(mine, key, getattr(mine, key) + getattr(row, key))
+            self.written.update(data.get("written", []))
+            self.unplayed.update(data.get("unplayed", {}))
+            for path, hosts in data.get("unrecorded", {}).items():
+                mine_hosts = self.unrecorded.setdefault(path, {})
+                for host, n in hosts.items():
+                    mine_hosts[host] = mine_hosts.get(host, 0) + n
+            self.empty.update(data.get("empty", []))
+            self.nothing.update(data.get("nothing", []))
+            self.findings += [Finding(**raw) for raw in data.get("findings", [])]
+            for path, raw_stale in data.get("stale", {}).items():
+                self.stale.setdefault(path, StaleCassette()).merge(StaleCassette(**raw_stale))
+            for path, tests in data.get("users", {}).items():
+                self.users.setdefault(path, set()).update(tests)
+            self.failed.update(data.get("failed", []))
+            self.ignored_options.update(data.get("ignored_options", []))
+
+    def lines(self, verbose: bool) -> list[str]:
+        if not self.per_test:
+            return []
+        rows = list(self.per_test.values())
+        replayed = sum(r.replayed for r in rows)
+        recorded = sum(r.recorded for r in rows)
+        unplayed = sum(self.unplayed.values())
+        tokens = sum(r.tokens for r in rows)
+        usd, priced, unpriced = (sum(getattr(r, k) for r in rows) for k in ("dollars", "priced", "unpriced"))
+        line = (
+            f"llmvcr: {plural(replayed, 'LLM call')} replayed, {recorded:,} recorded, "
+            f"{plural(len(self.written), 'cassette')} written, "
+            f"{plural(unplayed, 'unplayed entry', 'unplayed entries')}; "
+            f"replay saved {plural(tokens, 'token')}"
+        )
+        out = [line + (f" ({dollars(usd, priced, unpriced, ' at list price')})" if usd or unpriced else "")]
+        out += self._unplayed_lines()
+        out += stale_lines(self.stale)
+        out += self._unrecorded_lines()
+        out += self._nothing_lines(verbose)
+        out += self._age_lines()
+        if self.ignored_options:
+            out.append(
+                "  llmvcr_config holds vcrpy options llmvcr has no use for (remove them): "
+                + "; ".join(sorted(self.ignored_options))
+            )
+        if verbose:
+            out += [
+                f"  {r.test}: {r.replayed} replayed, {r.recorded} recorded, {r.unplayed} unplayed, "
+                f"{plural(r.tokens, 'token')}"
+                + (f" ({dollars(r.dollars, r.priced, r.unpriced)})" if r.dollars or r.unpriced else "")
+                + (f", {r.unrecorded} unrecorded" if r.unrecorded else "")
+                for r in rows
+                if r.replayed or r.recorded or r.unplayed or r.unrecorded
+            ]
+        return out
+
+    def _unplayed_lines(self) -> list[str]:
+        """Cassettes holding entries no test used: prune them, unless a test using them failed."""
+        if not self.unplayed:
+            return []
+        failing = {p for p in self.unplayed if self.users.get(p, set()) & self.failed}
+        clean = sorted(p for p in self.unplayed if p not in failing)
+        ids = self._unplayed_ids()
+        out: list[str] = []
+        if clean:
+            out.append(
+                f"  {plural(len(clean), 'cassette')} with entries no test used "
+                f"(drop them with: llmvcr prune PATH...):"
+            )
+            out += [
+                f"    {_shown(p)}: {plural(self.unplayed[p], 'entry', 'entries')}{_ids(ids.get(p))}"
+                for p in clean[:10]
+            ]
+            if len(clean) > 10:
+                out.append(f"    ... and {len(clean) - 10} more")
+        if failing:
+            out.append(
+                f"  {plural(len(failing), 'cassette')} with unused entries whose test failed (it may have "
+                f"stopped before using them: make it pass before pruning):"
+            )
+            out += [
+                f"    {_shown(p)}: {plural(self.unplayed[p], 'entry', 'entries')}{_ids(ids.get(p))}"
+                for p in sorted(failing)[:10]
+            ]
+        return out
+
+    def _unrecorded_lines(self) -> list[str]:
+        """The calls that went out with no provider to record them, per cassette and host."""
+        if not self.unrecorded:
+            return []
+        total = sum(sum(hosts.values()) for hosts in self.unrecorded.values())
+        out = [
+            f"  {plural(total, 'HTTP call')} no provider claims went out unrecorded, in "
+            f"{plural(len(self.unrecorded), 'cassette')} (register a provider for their SDK with "
+            f"llmvcr.register_provider, or list their hosts in allow_unrecognized=):"
+        ]
+        shown = sorted(self.unrecorded.items())[:10]
+        for path, hosts in shown:
+            calls = ", ".join(f"{n} to {host}" for host, n in sorted(hosts.items()))
+            empty = " (nothing recorded, no cassette written)" if path in self.empty else ""
+            out.append(f"    {_shown(path)}: {calls}{empty}")
+        if len(self.unrecorded) > len(shown):
+            out.append(f"    ... and {len(self.unrecorded) - len(shown)} more")
+        return out
+
+    def _nothing_lines(self, verbose: bool) -> list[str]:
+        """The tests whose cassette could record but recorded no call, so no file was written."""
+        if not self.nothing:
+            return []
+        tests = sorted(self.nothing)
+        shown = tests if verbose else tests[:5]
+        out = [
+            f"  {plural(len(tests), 'test')} recorded no LLM call, so no cassette was written for "
+            f"{'it' if len(tests) == 1 else 'them'}. A test that calls an LLM this way does so through "
+            f"an SDK llmvcr does not intercept (llmvcr.register_provider adds it); one that makes no "
+            f"LLM call needs no llmvcr marker:"
+        ]
+        out += [f"    {test}" for test in shown]
+        if len(tests) > len(shown):
+            out.append(f"    ... and {len(tests) - len(shown)} more (-v lists them)")
+        return out
+
+    # -- freshness (llmvcr.freshness.check) -----------------------------------------------------------------
+    def on_finding(self, finding: Finding) -> None:
+        with self.lock:
+            self.findings.append(finding)
+
+    def _unplayed_ids(self) -> dict[str, list[str]]:
+        """The ids of the entries the last session of each cassette left unused."""
+        ids: dict[str, list[str]] = {}
+        for f in self.findings:
+            if f.kind == "unplayed":
+                ids[f.path] = f.ids
+        return ids
+
+    def _age_lines(self) -> list[str]:
+        """The cassettes older than max_age, and those that name no recording date."""
+        expired: dict[str, Finding] = {}
+        undated: set[str] = set()
+        for f in self.findings:
+            if f.kind == "expired":
+                expired[f.path] = f
+            elif f.kind == "undated":
+                undated.add(f.path)
+        out: list[str] = []
+        if expired:
+            out.append(f"  {plural(len(expired), 'expired cassette')} (older than max_age):")
+            shown = sorted(expired.items())[:10]
+            out += [f"    {_shown(path)}: {f.detail}; {f.action}" for path, f in shown]
+            if len(expired) > len(shown):
+                out.append(f"    ... and {len(expired) - len(shown)} more")
+        if undated:
+            out.append(
+                f"  {plural(len(undated), 'cassette')} without a recording date, which max_age cannot judge "
+                f"(recorded before llmvcr stored one); re-record to start their clock: "
+                + ", ".join(_shown(p) for p in sorted(undated)[:5])
+                + (", ..." if len(undated) > 5 else "")
+            )
+        return out
+
+
+def _ids(ids: list[str] | None) -> str:
+    """`` (#1, #4)``: the entries left unused, when the run named them."""
+    if not ids:
+        return ""
+    return f" ({', '.join(ids[:10])}{', ...' if len(ids) > 10 else ''})"
+
+
+def _shown(path: str) -> str:
+    """A path as the user would type it: relative to the current folder when it is below it."""
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
