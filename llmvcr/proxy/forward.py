@@ -19,22 +19,12 @@ from typing import Any
 from ..providers._streams import Capture
 from ..session import Decision
 from .replay import StreamCut
-from .routes import error_body, error_headers
+from .routes import error_body, error_headers, extra
 
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 # never passed back: hop-by-hop, or recomputed by the server for the body it sends
 _NOT_RETURNED = frozenset({"connection", "keep-alive", "transfer-encoding", "content-length", "trailer"})
-_NEEDS = "llmvcr serve needs its optional dependencies: pip install 'pyllmvcr[proxy]'"
-
-
-def httpx_module() -> Any:
-    """httpx, or an ImportError that says which extra brings it."""
-    try:
-        import httpx
-    except ImportError as err:  # the [proxy] extra
-        raise ImportError(f"{_NEEDS} ({err})") from None
-    return httpx
 
 
 class Upstream:
@@ -45,7 +35,7 @@ class Upstream:
 
     def client(self) -> Any:
         if self._http is None:
-            httpx = httpx_module()
+            httpx = extra("httpx")
             # no timeout of its own: the caller's SDK has one, and a long generation is not an error
             self._http = httpx.AsyncClient(timeout=None, follow_redirects=False, trust_env=False)
         return self._http
@@ -66,7 +56,7 @@ class Upstream:
         receive: Receive,
     ) -> None:
         """Send the call upstream, pass the answer back and record it into ``decision``."""
-        httpx = httpx_module()
+        httpx = extra("httpx")
         client = self.client()
         request = client.build_request(
             method, url, headers=[*headers, (b"accept-encoding", b"identity")], content=body
