@@ -11,9 +11,10 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator, Sequence
 from typing import Any, TextIO
 
+from ..cassette.age import plural
 from ..errors import CommandError
 from ..freshness.budget import Tally, cassette_cost
-from ..freshness.check import plural, shown
+from ..freshness.check import shown
 from ..freshness.usage import prices_available
 from ..freshness.verify import Report, Target, verify_cassette
 from ..storage.writer import atomic_write
