@@ -4,35 +4,22 @@ replay-only pytest run)."""
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from ..cassette.age import plural
-from ..errors import CommandError
 from ..freshness.budget import Tally, cassette_cost
 from ..freshness.check import shown
 from ..freshness.usage import prices_available
 from ..freshness.verify import Report, Target, verify_cassette
 from ..storage.writer import atomic_write
-from .inspect import listed
+from .inspect import files_under
 from .reading import SUFFIXES, load_any
 
 __all__ = ["COMMANDS", "Arg", "Command", "arg", "cmd_plan", "cmd_verify", "junit_xml", "run_plan"]
-
-
-def _files(paths: Sequence[str]) -> Iterator[str]:
-    for path in paths:
-        if os.path.isdir(path):
-            for directory, _, files in sorted(os.walk(path)):
-                yield from (os.path.join(directory, n) for n in sorted(files) if listed(n, SUFFIXES))
-        elif os.path.exists(path):
-            yield path
-        else:
-            raise CommandError(f"{path}: no such file or folder; check the path")
 
 
 def _target(args: argparse.Namespace) -> Target:
@@ -48,7 +35,7 @@ def _target(args: argparse.Namespace) -> Target:
 
 def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
     target = _target(args)
-    cassettes = [load_any(path) for path in _files(args.paths)]
+    cassettes = [load_any(path) for path in files_under(args.paths, SUFFIXES)]
     requests = sum(len(c) for c in cassettes)
     cost = Tally()
     for c in cassettes:
