@@ -72,7 +72,7 @@ def anthropic_request(body: JSON, notes: list[str]) -> JSON:
     }
 
 
-def _append_result(messages: list[JSON], block: JSON) -> None:
+def append_result(messages: list[JSON], block: JSON) -> None:
     """Tool results travel as one user message of tool_result blocks, in call order."""
     last = messages[-1] if messages else None
     if (
@@ -107,7 +107,7 @@ def chat_request(body: JSON, notes: list[str]) -> JSON:
             else:
                 system.append(text)
         elif role == "tool":
-            _append_result(
+            append_result(
                 messages,
                 {
                     "type": "tool_result",
@@ -181,7 +181,7 @@ def responses_request(body: JSON, notes: list[str]) -> JSON:
                 ),
             )
         elif kind == "function_call_output":
-            _append_result(
+            append_result(
                 messages,
                 {
                     "type": "tool_result",
