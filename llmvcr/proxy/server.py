@@ -18,18 +18,9 @@ from typing import Any
 from urllib.parse import quote
 
 from .app import Proxy
+from .forward import proxy_extra
 
-_NEEDS = "llmvcr serve needs its optional dependencies: pip install 'pyllmvcr[proxy]'"
 LOOPBACK = "127.0.0.1"
-
-
-def uvicorn_module() -> Any:
-    """uvicorn, or an ImportError that says which extra brings it."""
-    try:
-        import uvicorn
-    except ImportError as err:  # the [proxy] extra
-        raise ImportError(f"{_NEEDS} ({err})") from None
-    return uvicorn
 
 
 def is_loopback(host: str) -> bool:
@@ -105,7 +96,7 @@ class ProxyServer:
         }
 
     def _make(self) -> Any:
-        uvicorn = uvicorn_module()
+        uvicorn = proxy_extra("uvicorn")
         config = uvicorn.Config(
             self.app,
             log_level=self.log_level,
