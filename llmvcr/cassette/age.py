@@ -18,6 +18,7 @@ __all__ = [
     "age_text",
     "on_ci",
     "parse_age",
+    "plural",
     "recorded_at",
 ]
 
@@ -67,11 +68,15 @@ def recorded_at(recorded_with: dict[str, str]) -> datetime | None:
 def age_text(age: timedelta) -> str:
     """``"45 days"``, ``"3 hours"``, ``"12 minutes"``: an age the way a person says it."""
     seconds = age.total_seconds()
-    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60), ("second", 1)):
         if seconds >= size:
-            n = int(seconds // size)
-            return f"{n} {unit}{'s' if n != 1 else ''}"
-    return f"{int(seconds)} seconds"
+            return plural(int(seconds // size), unit)
+    return plural(int(seconds), "second")
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``1 cassette``, ``2 cassettes``; ``many`` for irregular plurals (``entry``/``entries``)."""
+    return f"{n:,} {word if n == 1 else (many or word + 's')}"
 
 
 def on_ci() -> bool:

@@ -107,7 +107,7 @@ _KINDS = {
     "dict": "a mapping",
     "list": "a list",
 }
-_FIX = "fix the value by hand (docs/cassette-format.md says what each field holds) or re-record"
+FIX = "fix the value by hand (docs/cassette-format.md says what each field holds) or re-record"
 
 
 def _kind_name(kind: type | tuple[type, ...]) -> str:
@@ -139,7 +139,7 @@ def _need(
     if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):  # True is no 1
         raise CassetteFormatError(
             path,
-            f"expected {_kind_name(kind)}, found {type(value).__name__} {_short(value)}; {_FIX}",
+            f"expected {_kind_name(kind)}, found {type(value).__name__} {_short(value)}; {FIX}",
             entry=position,
             field=field,
         )
@@ -174,7 +174,7 @@ def _stream(response: Mapping[str, Any], path: str, position: int) -> list[dict[
         if stream is None or len(timing) != len(stream):
             raise CassetteFormatError(
                 path,
-                f"expected one arrival offset (ms) per stream event; {_FIX}",
+                f"expected one arrival offset (ms) per stream event; {FIX}",
                 entry=position,
                 field="response.timing",
             )
@@ -182,7 +182,7 @@ def _stream(response: Mapping[str, Any], path: str, position: int) -> list[dict[
             if isinstance(t, bool) or not isinstance(t, (int, float, type(None))):
                 raise CassetteFormatError(
                     path,
-                    f"expected a number of milliseconds, found {type(t).__name__} {_short(t)}; {_FIX}",
+                    f"expected a number of milliseconds, found {type(t).__name__} {_short(t)}; {FIX}",
                     entry=position,
                     field=f"response.timing[{i}]",
                 )
@@ -209,7 +209,7 @@ def _stream(response: Mapping[str, Any], path: str, position: int) -> list[dict[
         field = f"response.stream[{i}]"
         if not isinstance(event, dict) or "data" not in event:
             raise CassetteFormatError(
-                path, f"each event is a mapping with 'data'; {_FIX}", entry=position, field=field
+                path, f"each event is a mapping with 'data'; {FIX}", entry=position, field=field
             )
         for key, kind in _EVENT_FIELDS.items():  # each optional
             _need(event, key, kind, path, position, f"{field}.{key}", None)
@@ -239,7 +239,7 @@ def entry_from_mapping(raw: Mapping[str, Any], path: str, position: int) -> Entr
     type is an error naming the file, the entry and the field, never coerced."""
     if type(raw) is not dict and not isinstance(raw, Mapping):
         raise CassetteFormatError(
-            path, f"an entry must be a mapping, found {type(raw).__name__}; {_FIX}", entry=position
+            path, f"an entry must be a mapping, found {type(raw).__name__}; {FIX}", entry=position
         )
     request = _need(raw, "request", dict, path, position, "request")
     response = _need(raw, "response", dict, path, position, "response")
@@ -250,13 +250,13 @@ def entry_from_mapping(raw: Mapping[str, Any], path: str, position: int) -> Entr
         isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) and isinstance(p[1], str) for p in query
     ):
         raise CassetteFormatError(
-            path, f"expected a list of [key, value] text pairs; {_FIX}", entry=position, field="request.query"
+            path, f"expected a list of [key, value] text pairs; {FIX}", entry=position, field="request.query"
         )
     headers = _text_pairs(request, "headers", path, position, "request.headers")
     status = _need(response, "status", int, path, position, "response.status")
     if not 100 <= status <= 599:
         raise CassetteFormatError(
-            path, f"not an HTTP status: {status!r}; {_FIX}", entry=position, field="response.status"
+            path, f"not an HTTP status: {status!r}; {FIX}", entry=position, field="response.status"
         )
     res_headers = _text_pairs(response, "headers", path, position, "response.headers")
     stream = _stream(response, path, position)

@@ -37,6 +37,7 @@ from ..storage.parse_cache import yaml_parser
 from ..view.command import add_parser as add_view_parser
 from . import fresh
 from .files import cmd_convert, cmd_prune, cmd_rehash, cmd_scan
+from .fresh import arg
 from .inspect import cmd_diff, cmd_ls, cmd_show
 from .migrate import add_parser as add_migrate_parser
 from .reading import SOURCES, TARGETS
@@ -86,6 +87,110 @@ def _suggestion(message: str) -> str:
     return ""
 
 
+_FROM = arg("--from", dest="from_format", choices=SOURCES, help="input format (default: detected)")
+_COMMANDS: list[fresh.Command] = [
+    (
+        "ls",
+        cmd_ls,
+        "list cassettes with entry counts, providers, models and size",
+        "List the cassettes under DIR (recursively): llmvcr's, and those llmvcr reads in place "
+        f"({_IN_PLACE}), each named with its format. Files of other formats are named on stderr with the "
+        "command that imports them.",
+        [
+            arg(
+                "dir",
+                nargs="?",
+                default=None,
+                metavar="DIR",
+                help="folder to list (default: ./cassettes, else every 'cassettes' folder below here, "
+                "where the pytest plugin keeps them beside the tests)",
+            )
+        ],
+    ),
+    (
+        "show",
+        cmd_show,
+        "print a cassette as a readable conversation",
+        "Print each call's new messages and the answer (streams collapsed into text, tool calls and results "
+        f"inline). Reads {', '.join(SOURCES)} files, and says which it read.",
+        [arg("cassette", metavar="CASSETTE", help="a path, or a name under cassettes/"), _FROM],
+    ),
+    (
+        "diff",
+        cmd_diff,
+        "compare two cassettes entry by entry",
+        "Structural diff of two cassettes, entry by entry (stream timings ignored). Exit 1 when they differ.",
+        [
+            arg("a", metavar="A"),
+            arg("b", metavar="B"),
+            _FROM,
+            arg("--limit", type=int, default=20, help="differing paths shown per entry (default 20)"),
+            arg(
+                "--html",
+                metavar="FILE",
+                help="also write the two side by side, changes highlighted, to this page",
+            ),
+        ],
+    ),
+    (
+        "convert",
+        cmd_convert,
+        f"convert any format llmvcr reads to {', '.join(TARGETS)}",
+        f"Convert SRC ({_SOURCES}; detected unless --from says) to {', '.join(TARGETS)}. When SRC is a "
+        "folder, every file in it is converted into the folder OUT under the same relative path and a table "
+        "says what became of each; the exit status is 2 when any failed (OUT may be SRC: `llmvcr convert "
+        "tests/cassettes --from vcrpy --to llmvcr-yaml -o tests/cassettes` migrates a pytest-recording "
+        "suite in place, keeping any cassette that also holds non-LLM calls).",
+        [
+            arg("src", metavar="SRC", help="a file, or a folder of files"),
+            arg("--to", required=True, choices=TARGETS, help="output format"),
+            arg(
+                "-o", "--output", required=True, metavar="OUT", help="output file (a folder when SRC is one)"
+            ),
+            _FROM,
+            arg(
+                "--layout",
+                choices=LAYOUTS,
+                help="llmvcr output: 'linear' stores each message once (format version 2), 'full' "
+                "writes every request whole (version 1, read by every llmvcr release); default: the source's "
+                "own, 'linear' for other formats",
+            ),
+        ],
+    ),
+    (
+        "scan",
+        cmd_scan,
+        "look for credentials in cassettes; exit 1 if any",
+        "Scan every YAML, JSON and JSONL document under PATH for strings that look like API keys, bearer "
+        "tokens, private keys or credential headers.",
+        [arg("paths", nargs="+", metavar="PATH")],
+    ),
+    (
+        "prune",
+        cmd_prune,
+        "drop entries the last run never played",
+        "Drop the entries the last test run did not use, as recorded in the play store the pytest plugin (or "
+        "llmvcr.freshness.playlog.PlayLog) keeps in pytest's cache (.pytest_cache/d/llmvcr). Refuses when no "
+        "run recorded it, when a test using it failed, or when the file changed since.",
+        [
+            arg("cassettes", nargs="+", metavar="PATH", help="cassette files or folders"),
+            arg("--dry-run", action="store_true", help="say what would go, change nothing"),
+        ],
+    ),
+    (
+        "rehash",
+        cmd_rehash,
+        "after editing a cassette by hand: check every entry, count them, store edited hashes",
+        "Check every entry of each CASSETTE, write the entry count in its header again and store the "
+        "request_hash of each request edited by hand (nothing else changes). Run it after removing entries "
+        "by hand (a file holding fewer entries than its header counts is refused as truncated) or editing a "
+        "prompt (replay then warns no more).",
+        [arg("cassettes", nargs="+", metavar="CASSETTE", help="cassette files")],
+    ),
+    *fresh.COMMANDS,
+]
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="llmvcr",
@@ -96,107 +201,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action=_Version, nargs=0, help="show the version and YAML parser; exit")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    ls = commands.add_parser(
-        "ls",
-        help="list cassettes with entry counts, providers, models and size",
-        description=f"List the cassettes under DIR (recursively): llmvcr's, and those llmvcr reads in "
-        f"place ({_IN_PLACE}), each named with its format. Files of other formats are named on "
-        "stderr with the command that imports them.",
-    )
-    ls.add_argument(
-        "dir",
-        nargs="?",
-        default=None,
-        metavar="DIR",
-        help="folder to list (default: ./cassettes, else every 'cassettes' folder below here, "
-        "where the pytest plugin keeps them beside the tests)",
-    )
-    ls.set_defaults(run=cmd_ls)
-
-    show = commands.add_parser(
-        "show",
-        help="print a cassette as a readable conversation",
-        description="Print each call's new messages and the answer (streams collapsed into "
-        f"text, tool calls and results inline). Reads {', '.join(SOURCES)} files, and says which it read.",
-    )
-    show.add_argument("cassette", metavar="CASSETTE", help="a path, or a name under cassettes/")
-    show.add_argument("--from", dest="from_format", choices=SOURCES, help="input format (default: detected)")
-    show.set_defaults(run=cmd_show)
-
-    diff = commands.add_parser(
-        "diff",
-        help="compare two cassettes entry by entry",
-        description="Structural diff of two cassettes, entry by entry (stream timings "
-        "ignored). Exit 1 when they differ.",
-    )
-    diff.add_argument("a", metavar="A")
-    diff.add_argument("b", metavar="B")
-    diff.add_argument("--from", dest="from_format", choices=SOURCES, help="input format (default: detected)")
-    diff.add_argument("--limit", type=int, default=20, help="differing paths shown per entry (default 20)")
-    diff.add_argument(
-        "--html", metavar="FILE", help="also write the two side by side, changes highlighted, to this page"
-    )
-    diff.set_defaults(run=cmd_diff)
-
-    convert = commands.add_parser(
-        "convert",
-        help=f"convert any format llmvcr reads to {', '.join(TARGETS)}",
-        description=f"Convert SRC ({_SOURCES}; detected unless --from says) to {', '.join(TARGETS)}. "
-        "When SRC is a folder, every file in it is "
-        "converted into the folder OUT under the same relative path and a table says what became "
-        "of each; the exit status is 2 when any failed (OUT may be SRC: `llmvcr convert "
-        "tests/cassettes --from vcrpy --to llmvcr-yaml -o tests/cassettes` migrates a "
-        "pytest-recording suite in place, keeping any cassette that also holds non-LLM calls).",
-    )
-    convert.add_argument("src", metavar="SRC", help="a file, or a folder of files")
-    convert.add_argument("--to", required=True, choices=TARGETS, help="output format")
-    convert.add_argument(
-        "-o", "--output", required=True, metavar="OUT", help="output file (a folder when SRC is one)"
-    )
-    convert.add_argument(
-        "--from", dest="from_format", choices=SOURCES, help="input format (default: detected)"
-    )
-    convert.add_argument(
-        "--layout",
-        choices=LAYOUTS,
-        help="llmvcr output: 'linear' stores each message once (format version 2), 'full' writes "
-        "every request whole (version 1, read by every llmvcr release); default: the source's own, "
-        "'linear' for other formats",
-    )
-    convert.set_defaults(run=cmd_convert)
-
-    scan = commands.add_parser(
-        "scan",
-        help="look for credentials in cassettes; exit 1 if any",
-        description="Scan every YAML, JSON and JSONL document under PATH for strings that "
-        "look like API keys, bearer tokens, private keys or credential headers.",
-    )
-    scan.add_argument("paths", nargs="+", metavar="PATH")
-    scan.set_defaults(run=cmd_scan)
-
-    prune = commands.add_parser(
-        "prune",
-        help="drop entries the last run never played",
-        description="Drop the entries the last test run did not use, as recorded in the "
-        "play store the pytest plugin (or llmvcr.freshness.playlog.PlayLog) keeps in pytest's cache "
-        "(.pytest_cache/d/llmvcr). Refuses when no run recorded it, when a test using it "
-        "failed, or when the file changed since.",
-    )
-    prune.add_argument("cassettes", nargs="+", metavar="PATH", help="cassette files or folders")
-    prune.add_argument("--dry-run", action="store_true", help="say what would go, change nothing")
-    prune.set_defaults(run=cmd_prune)
-
-    rehash = commands.add_parser(
-        "rehash",
-        help="after editing a cassette by hand: check every entry, count them, store edited hashes",
-        description="Check every entry of each CASSETTE, write the entry count in its header again "
-        "and store the request_hash of each request edited by hand (nothing else changes). Run it "
-        "after removing entries by hand (a file holding fewer entries than its header counts is "
-        "refused as truncated) or editing a prompt (replay then warns no more).",
-    )
-    rehash.add_argument("cassettes", nargs="+", metavar="CASSETTE", help="cassette files")
-    rehash.set_defaults(run=cmd_rehash)
-    fresh.add_commands(commands)  # verify, plan: keeping cassettes true to the live API
+    for name, run, help_text, description, arguments in _COMMANDS:
+        command = commands.add_parser(name, help=help_text, description=description)
+        for names, kwargs in arguments:
+            command.add_argument(*names, **kwargs)
+        command.set_defaults(run=run)
     add_migrate_parser(commands)
     add_serve_parser(commands)
     add_view_parser(commands)

@@ -8,7 +8,7 @@ import os
 import re
 import sys
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import Any, TextIO
 
 from ..cassette import Cassette
@@ -22,7 +22,7 @@ from ..storage.files import dump_document, format_of, parse_checked, parse_docum
 from ..storage.formats import OWN, by_name, in_place, resolve, suffixes
 from ..storage.validation import END_KEY, END_MARKER, read_cassette, seal_text
 from ..storage.writer import atomic_write, file_lock
-from .inspect import listed
+from .inspect import files_under, listed
 from .reading import SOURCES, TARGET_SUFFIX, entries, existing, load_any, sniff
 
 FILES = suffixes(SOURCES)  # every file a format llmvcr reads comes in (cassettes and traces)
@@ -179,21 +179,10 @@ def _documents(path: str) -> Iterator[Any]:
         yield text
 
 
-def _files(paths: Sequence[str]) -> Iterator[str]:
-    for path in paths:
-        if os.path.isdir(path):
-            for directory, _, files in sorted(os.walk(path)):
-                yield from (os.path.join(directory, n) for n in sorted(files) if listed(n, FILES))
-        elif os.path.exists(path):
-            yield path
-        else:
-            raise CommandError(f"{path}: no such file or folder; check the path")
-
-
 def cmd_scan(args: argparse.Namespace, out: TextIO) -> int:
     found = 0
     scanned = 0
-    for path in _files(args.paths):
+    for path in files_under(args.paths, FILES):
         scanned += 1
         fmt = sniff(path)
         kind = f" ({fmt} cassette)" if fmt in in_place() else ""
@@ -224,7 +213,7 @@ def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
     failed = 0
     for argument in args.cassettes:
         in_folder = os.path.isdir(argument)
-        for path in _files([argument]) if in_folder else [existing(argument)]:
+        for path in files_under([argument], FILES) if in_folder else [existing(argument)]:
             if path.lower().endswith(".jsonl"):
                 continue
             if in_folder and read_record(path) is None:

@@ -4,74 +4,22 @@ replay-only pytest run)."""
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
-from ..errors import CommandError
+from ..cassette.age import plural
 from ..freshness.budget import Tally, cassette_cost
-from ..freshness.check import plural, shown
+from ..freshness.check import shown
 from ..freshness.usage import prices_available
 from ..freshness.verify import Report, Target, verify_cassette
 from ..storage.writer import atomic_write
-from .inspect import listed
+from .inspect import files_under
 from .reading import SUFFIXES, load_any
 
-__all__ = ["add_commands", "cmd_plan", "cmd_verify", "junit_xml", "run_plan"]
-
-
-def add_commands(commands: Any) -> None:
-    """Add ``verify`` and ``plan`` to the ``llmvcr`` command's subcommands."""
-    verify = commands.add_parser(
-        "verify",
-        help="re-send recorded requests to the live API and report drift in the answers' shape",
-        description="Send every request of each cassette to the live API again (keys from "
-        "ANTHROPIC_API_KEY / OPENAI_API_KEY) and report, per cassette, what changed in the shape "
-        "of the answer: fields added or removed, types changed, stream event types new or gone, an "
-        "error where a success was recorded. Differing text is not drift. Rewrites nothing. Exit 1 "
-        "on drift, 2 when a request could not be checked.",
-    )
-    verify.add_argument("paths", nargs="+", metavar="PATH", help="cassette files or folders")
-    verify.add_argument(
-        "--base-url",
-        action="append",
-        default=[],
-        metavar="[PROVIDER=]URL",
-        help="where requests go, as the provider's SDK takes it (default: the provider's API, or "
-        "ANTHROPIC_BASE_URL / OPENAI_BASE_URL); without PROVIDER= for every provider. anthropic: "
-        "scheme://host[/prefix] (https://api.anthropic.com); openai: the same with or without the SDK's "
-        "/v1 (https://api.openai.com/v1, http://gw/v1); google and registered providers have no "
-        "default and no key is sent for them (a gateway that adds it): google=http://gw. The recorded "
-        "path is appended, its start not repeated when the URL already ends with it",
-    )
-    verify.add_argument("--junit-xml", metavar="FILE", help="also write the result as JUnit XML")
-    verify.add_argument("--timeout", type=float, default=60.0, help="seconds per request (default 60)")
-    verify.set_defaults(run=cmd_verify)
-
-    plan = commands.add_parser(
-        "plan",
-        help="replay the suite and plan what to re-record, with its cost",
-        description="Run pytest replay-only (--llmvcr-plan) and print every missing, diverging and "
-        "expired cassette and every unplayed entry, grouped by cause, with the estimated live cost "
-        "of re-recording each group. Arguments go to pytest as they are (test paths, -k, "
-        "--llmvcr-max-age=30d). Then record within a budget: pytest --llmvcr-record-budget=USD ...",
-    )
-    plan.add_argument("pytest_args", nargs=argparse.REMAINDER, metavar="PYTEST_ARGS")
-    plan.set_defaults(run=cmd_plan)
-
-
-def _files(paths: Sequence[str]) -> Iterator[str]:
-    for path in paths:
-        if os.path.isdir(path):
-            for directory, _, files in sorted(os.walk(path)):
-                yield from (os.path.join(directory, n) for n in sorted(files) if listed(n, SUFFIXES))
-        elif os.path.exists(path):
-            yield path
-        else:
-            raise CommandError(f"{path}: no such file or folder; check the path")
+__all__ = ["COMMANDS", "Arg", "Command", "arg", "cmd_plan", "cmd_verify", "junit_xml", "run_plan"]
 
 
 def _target(args: argparse.Namespace) -> Target:
@@ -87,7 +35,7 @@ def _target(args: argparse.Namespace) -> Target:
 
 def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
     target = _target(args)
-    cassettes = [load_any(path) for path in _files(args.paths)]
+    cassettes = [load_any(path) for path in files_under(args.paths, SUFFIXES)]
     requests = sum(len(c) for c in cassettes)
     cost = Tally()
     for c in cassettes:
@@ -156,3 +104,55 @@ def run_plan(pytest_args: Sequence[str]) -> int:
     extra = [a for a in pytest_args if a != "--"]
     # the plan, not the tracebacks of the replays that failed (a later --tb=... wins)
     return subprocess.call([sys.executable, "-m", "pytest", "--llmvcr-plan", "--tb=no", *extra])
+
+
+Arg = tuple[tuple[str, ...], dict[str, Any]]
+# a subcommand as ``cli.build_parser`` reads it: name, the function that runs it, help, description, arguments
+Command = tuple[str, Callable[..., int], str, str, list[Arg]]
+
+
+def arg(*names: str, **kwargs: Any) -> Arg:
+    """One ``add_argument`` call of a subcommand, as data."""
+    return names, kwargs
+
+
+# verify, plan: keeping cassettes true to the live API
+COMMANDS: list[Command] = [
+    (
+        "verify",
+        cmd_verify,
+        "re-send recorded requests to the live API and report drift in the answers' shape",
+        "Send every request of each cassette to the live API again (keys from ANTHROPIC_API_KEY / "
+        "OPENAI_API_KEY) and report, per cassette, what changed in the shape of the answer: fields added or "
+        "removed, types changed, stream event types new or gone, an error where a success was recorded. "
+        "Differing text is not drift. Rewrites nothing. Exit 1 on drift, 2 when a request could not be "
+        "checked.",
+        [
+            arg("paths", nargs="+", metavar="PATH", help="cassette files or folders"),
+            arg(
+                "--base-url",
+                action="append",
+                default=[],
+                metavar="[PROVIDER=]URL",
+                help="where requests go, as the provider's SDK takes it (default: the provider's API, "
+                "or ANTHROPIC_BASE_URL / OPENAI_BASE_URL); without PROVIDER= for every provider. anthropic: "
+                "scheme://host[/prefix] (https://api.anthropic.com); openai: the same with or without the "
+                "SDK's /v1 (https://api.openai.com/v1, http://gw/v1); google and registered providers have "
+                "no default and no key is sent for them (a gateway that adds it): google=http://gw. The "
+                "recorded path is appended, its start not repeated when the URL already ends with it",
+            ),
+            arg("--junit-xml", metavar="FILE", help="also write the result as JUnit XML"),
+            arg("--timeout", type=float, default=60.0, help="seconds per request (default 60)"),
+        ],
+    ),
+    (
+        "plan",
+        cmd_plan,
+        "replay the suite and plan what to re-record, with its cost",
+        "Run pytest replay-only (--llmvcr-plan) and print every missing, diverging and expired cassette and "
+        "every unplayed entry, grouped by cause, with the estimated live cost of re-recording each group. "
+        "Arguments go to pytest as they are (test paths, -k, --llmvcr-max-age=30d). Then record within a "
+        "budget: pytest --llmvcr-record-budget=USD ...",
+        [arg("pytest_args", nargs=argparse.REMAINDER, metavar="PYTEST_ARGS")],
+    ),
+]

@@ -6,7 +6,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any, TextIO
 
 from ..cassette import Cassette
@@ -24,6 +24,18 @@ from .reading import SUFFIXES, cassette_folders, entries, existing, load_any, mo
 # -- commands ---------------------------------------------------------------------------------------
 def listed(name: str, suffixes: tuple[str, ...]) -> bool:
     return name.lower().endswith(suffixes) and not name.startswith((".llmvcr-plays.json", ".llmvcr-tmp-"))
+
+
+def files_under(paths: Sequence[str], suffixes: tuple[str, ...]) -> Iterator[str]:
+    """Each path given, and the files ending in ``suffixes`` in each folder given, in order."""
+    for path in paths:
+        if os.path.isdir(path):
+            for directory, _, files in sorted(os.walk(path)):
+                yield from (os.path.join(directory, n) for n in sorted(files) if listed(n, suffixes))
+        elif os.path.exists(path):
+            yield path
+        else:
+            raise CommandError(f"{path}: no such file or folder; check the path")
 
 
 def cmd_ls(args: argparse.Namespace, out: TextIO) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .neutral import JSON, digest, parse_arguments, text_block
+from .requests import append_result, tool_result_block
 
 CREATED_AT = "1970-01-01T00:00:00.000Z"  # a fixed timestamp: exports stay byte-stable (not fingerprinted)
 
@@ -86,22 +87,10 @@ def from_messages(messages: list[JSON], system_prompt: Any) -> tuple[str, list[J
             system = system or content
             continue
         if role == "tool":
-            block = {
-                "type": "tool_result",
-                "tool_use_id": str(m.get("toolCallId", "")),
-                "content": content,
-                "is_error": bool(meta.get("is_error", False)),
-            }
-            last = neutral[-1] if neutral else None
-            if (
-                last
-                and last["role"] == "user"
-                and last["content"]
-                and all(b["type"] == "tool_result" for b in last["content"])
-            ):
-                last["content"].append(block)
-            else:
-                neutral.append({"role": "user", "content": [block]})
+            block = tool_result_block(
+                str(m.get("toolCallId", "")), content, bool(meta.get("is_error", False))
+            )
+            append_result(neutral, block)
         elif role == "assistant":
             blocks: list[JSON] = [
                 {"type": "thinking", "thinking": str(t.get("thinking", "")), "signature": t.get("signature")}

@@ -72,7 +72,12 @@ def anthropic_request(body: JSON, notes: list[str]) -> JSON:
     }
 
 
-def _append_result(messages: list[JSON], block: JSON) -> None:
+def tool_result_block(call_id: str, content: Any, is_error: bool = False) -> JSON:
+    """A tool's answer to the call ``call_id``, as an Anthropic ``tool_result`` block."""
+    return {"type": "tool_result", "tool_use_id": call_id, "content": content, "is_error": is_error}
+
+
+def append_result(messages: list[JSON], block: JSON) -> None:
     """Tool results travel as one user message of tool_result blocks, in call order."""
     last = messages[-1] if messages else None
     if (
@@ -107,14 +112,9 @@ def chat_request(body: JSON, notes: list[str]) -> JSON:
             else:
                 system.append(text)
         elif role == "tool":
-            _append_result(
+            append_result(
                 messages,
-                {
-                    "type": "tool_result",
-                    "tool_use_id": str(m.get("tool_call_id", "")),
-                    "content": text_of(m.get("content"), notes, where),
-                    "is_error": False,
-                },
+                tool_result_block(str(m.get("tool_call_id", "")), text_of(m.get("content"), notes, where)),
             )
         elif role == "assistant":
             content: list[JSON] = []
@@ -181,14 +181,9 @@ def responses_request(body: JSON, notes: list[str]) -> JSON:
                 ),
             )
         elif kind == "function_call_output":
-            _append_result(
+            append_result(
                 messages,
-                {
-                    "type": "tool_result",
-                    "tool_use_id": str(item.get("call_id", "")),
-                    "content": text_of(item.get("output"), notes, where),
-                    "is_error": False,
-                },
+                tool_result_block(str(item.get("call_id", "")), text_of(item.get("output"), notes, where)),
             )
         elif kind == "message":
             role = item.get("role")

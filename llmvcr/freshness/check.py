@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from ..cassette.age import age_text, on_ci, recorded_at
+from ..cassette.age import age_text, on_ci, plural, recorded_at
 from ..cassette.values import Value
 from ..errors import (
     ExpiredCassetteError,
@@ -36,11 +36,6 @@ from ..errors import (
 from ..options import Options, settings
 from ..session import Session
 from ..storage.files import load_cassette
-
-
-def plural(n: int, word: str, many: str | None = None) -> str:
-    """``1 cassette``, ``2 cassettes``; ``many`` for irregular plurals (``entry``/``entries``)."""
-    return f"{n:,} {word if n == 1 else (many or word + 's')}"
 
 
 def dollars(usd: float, priced: int, unpriced: int, at: str = "") -> str:

@@ -26,9 +26,9 @@ from ..cassette import Request, Response
 from ..errors import SDKChangedError
 from ..faults import Fault
 from . import _internals
-from ._driver import LibraryPatches, capture, decision, schedule, served_headers
+from ._driver import LibraryPatches, capture, decision
 from ._patch import Patch
-from ._streams import Capture, cut_short
+from ._streams import Capture, cut_short, schedule, served_headers
 from .base import Seam, add_seam, watching
 from .http import HttpProvider, request_from_wire
 

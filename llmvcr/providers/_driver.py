@@ -6,8 +6,8 @@ each supply only their translations: the wire request as a ``Request`` record an
 as bytes for a ``Capture``, and the library's error classes for an injected fault. Everything else
 happens here, once: whose call it is (the SDK funnel it runs in, else a provider's ``owns``), the
 unclaimed-request policy, ``decide``, carrying an llmvcr error past the SDK's retry loop, the
-fault, the pacing of a served stream, the headers never served, the capture of a live answer, and
-the seams' install state.
+fault, the capture of a live answer, and the seams' install state (the pacing of a served stream
+and the headers never served are ``_streams.schedule`` and ``served_headers``).
 """
 
 from __future__ import annotations
@@ -17,18 +17,14 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..cassette.entries import Request, Response
+from ..cassette.entries import Request
 from ..errors import LLMVCRError
 from ..faults import Fault
 from ..session import Decision
-from ..wire.sse import encode_events
 from ._patch import Patch
 from ._streams import Capture
 from .base import carry, current_caller, decide, installed, lookup, registered, unclaimed
-from .http import HttpProvider, body_bytes
-
-# never served back: the body is stored decoded and whole, and a replay sets no cookies
-NOT_SERVED = frozenset({"content-length", "content-encoding", "set-cookie"})
+from .http import HttpProvider
 
 
 def owner(view: Any) -> HttpProvider | None:
@@ -100,33 +96,6 @@ def capture(
     taken.restart_clock(start)
     decision.on_close(lambda: taken.finish(truncated=True))
     return taken
-
-
-def served_headers(recorded: Response) -> list[tuple[str, str]]:
-    """The headers a recorded response is served with: a stream says it is one, and a body stored
-    without its content type says it is the JSON it is served as (``schedule``), as the server did.
-    aiohttp's ``json()``, which google-genai reads an error with, refuses a body that does not."""
-    headers = [(k, v) for k, v in recorded.headers.items() if k not in NOT_SERVED]
-    if "content-type" not in recorded.headers:
-        if recorded.stream is not None:
-            headers.append(("content-type", "text/event-stream"))
-        elif recorded.body is not None:
-            headers.append(("content-type", "application/json"))
-    return headers
-
-
-def schedule(recorded: Response, speed: float | None) -> list[tuple[float, bytes]]:
-    """``(seconds to wait first, bytes)``: a stream's events at ``replay_speed`` (at once without
-    one), or the whole body."""
-    if recorded.stream is None:
-        return [(0.0, body_bytes(recorded.body, recorded.headers.get("content-type", "application/json")))]
-    out, last = [], 0.0
-    for t, chunk in encode_events(recorded.stream):
-        wait = 0.0
-        if speed and isinstance(t, (int, float)):
-            wait, last = max(0.0, (t - last) / 1000 / speed), t
-        out.append((wait, chunk))
-    return out
 
 
 class LibraryPatches:

@@ -156,23 +156,9 @@ class _Replaying:
 
     def __init__(self, module: Any, response: Response, speed: float | None) -> None:
         self.module = module
-        self.chunks = encode_events(response.stream or [])
+        self.chunks = schedule(response, speed)
         self.failure = response.failure
-        self.speed = speed
         self.closed = False  # reading on after close() fails as it does on a closed socket
-
-    def paced(self) -> Iterator[tuple[float, bytes]]:
-        speed, last = self.speed, 0.0
-        if not speed:
-            for _, chunk in self.chunks:
-                yield 0.0, chunk
-            return
-        for t, chunk in self.chunks:
-            wait = 0.0
-            if isinstance(t, (int, float)):
-                wait = max(0.0, (t - last) / 1000 / speed)
-                last = t
-            yield wait, chunk
 
     def fail(self) -> BaseException:
         # "RemoteProtocolError: peer closed ..." -> the HTTP library's own exception class again
@@ -202,7 +188,7 @@ def _stream_class(module: Any, is_async: bool) -> type:
 
         class Replay(_Replaying, module.SyncByteStream):  # type: ignore[misc]
             def __iter__(self) -> Iterator[bytes]:
-                for wait, chunk in self.paced():
+                for wait, chunk in self.chunks:
                     if self.closed:
                         raise self.closed_error()
                     if wait:
@@ -221,7 +207,7 @@ def _stream_class(module: Any, is_async: bool) -> type:
 
     class AsyncReplay(_Replaying, module.AsyncByteStream):  # type: ignore[misc]
         async def __aiter__(self) -> AsyncIterator[bytes]:
-            for wait, chunk in self.paced():
+            for wait, chunk in self.chunks:
                 if self.closed:
                     raise self.closed_error()
                 if wait:
@@ -243,17 +229,42 @@ def _replay_stream(module: Any, response: Response, speed: float | None, is_asyn
     return _stream_class(module, is_async)(module, response, speed)
 
 
-_NOT_SERVED = frozenset({"content-length", "content-encoding", "set-cookie"})
+# never served back: the body is stored decoded and whole, and a replay sets no cookies
+NOT_SERVED = frozenset({"content-length", "content-encoding", "set-cookie"})
+
+
+def served_headers(recorded: Response) -> list[tuple[str, str]]:
+    """The headers a recorded response is served with: a stream says it is one, and a body stored
+    without its content type says it is the JSON it is served as (``schedule``), as the server did.
+    aiohttp's ``json()``, which google-genai reads an error with, refuses a body that does not."""
+    headers = [(k, v) for k, v in recorded.headers.items() if k not in NOT_SERVED]
+    if "content-type" not in recorded.headers:
+        if recorded.stream is not None:
+            headers.append(("content-type", "text/event-stream"))
+        elif recorded.body is not None:
+            headers.append(("content-type", "application/json"))
+    return headers
+
+
+def schedule(recorded: Response, speed: float | None) -> list[tuple[float, bytes]]:
+    """``(seconds to wait first, bytes)``: a stream's events at ``replay_speed`` (at once without
+    one), or the whole body."""
+    if recorded.stream is None:
+        return [(0.0, body_bytes(recorded.body, recorded.headers.get("content-type", "application/json")))]
+    out, last = [], 0.0
+    for t, chunk in encode_events(recorded.stream):
+        wait = 0.0
+        if speed and isinstance(t, (int, float)):
+            wait, last = max(0.0, (t - last) / 1000 / speed), t
+        out.append((wait, chunk))
+    return out
 
 
 def serve(module: Any, recorded: Response, request: Any, speed: float | None, is_async: bool) -> Any:
     """``module.Response`` (httpx2 or httpx) for ``request``, built from the recorded response."""
-    headers = {k: v for k, v in recorded.headers.items() if k not in _NOT_SERVED}
+    headers = dict(served_headers(recorded))
     if recorded.stream is not None:
-        headers.setdefault("content-type", "text/event-stream")
         stream = _replay_stream(module, recorded, speed, is_async)
         return module.Response(recorded.status, headers=headers, stream=stream, request=request)
-    if recorded.body is not None:  # stored without its content type: served as the JSON it is written as
-        headers.setdefault("content-type", "application/json")
     content = body_bytes(recorded.body, headers.get("content-type", "application/json"))
     return module.Response(recorded.status, headers=headers, content=content, request=request)

@@ -12,6 +12,7 @@ connection leaves its failure in the entry, and the client's connection drops to
 from __future__ import annotations
 
 import asyncio
+import importlib
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
@@ -19,12 +20,22 @@ from typing import Any
 from ..providers._streams import Capture
 from ..session import Decision
 from .replay import StreamCut
-from .routes import error_body, error_headers, extra
+from .routes import error_body, error_headers
 
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 # never passed back: hop-by-hop, or recomputed by the server for the body it sends
 _NOT_RETURNED = frozenset({"connection", "keep-alive", "transfer-encoding", "content-length", "trailer"})
+_NEEDS = "llmvcr serve needs its optional dependencies: pip install 'pyllmvcr[proxy]'"
+
+
+def proxy_extra(name: str) -> Any:
+    """The module ``name`` of the ``[proxy]`` extra (httpx, uvicorn), or an ImportError that says
+    which extra brings it."""
+    try:
+        return importlib.import_module(name)
+    except ImportError as err:
+        raise ImportError(f"{_NEEDS} ({err})") from None
 
 
 class Upstream:
@@ -35,7 +46,7 @@ class Upstream:
 
     def client(self) -> Any:
         if self._http is None:
-            httpx = extra("httpx")
+            httpx = proxy_extra("httpx")
             # no timeout of its own: the caller's SDK has one, and a long generation is not an error
             self._http = httpx.AsyncClient(timeout=None, follow_redirects=False, trust_env=False)
         return self._http
@@ -56,7 +67,7 @@ class Upstream:
         receive: Receive,
     ) -> None:
         """Send the call upstream, pass the answer back and record it into ``decision``."""
-        httpx = extra("httpx")
+        httpx = proxy_extra("httpx")
         client = self.client()
         request = client.build_request(
             method, url, headers=[*headers, (b"accept-encoding", b"identity")], content=body

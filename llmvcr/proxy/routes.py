@@ -9,7 +9,6 @@ SDK retries, so the SDK raises it as its API error at once.
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
@@ -127,13 +126,3 @@ def sdk_version(headers: dict[str, str]) -> str | None:
     if detail and len(words) > 1 and words[1][:1].isdigit():
         return words[1] if detail.lower() == "python" else f"{detail} {words[1]}"
     return None
-
-
-def extra(module: str) -> Any:
-    """A module of the ``[proxy]`` extra (uvicorn, httpx), or an ImportError that says how to get it."""
-    try:
-        return importlib.import_module(module)
-    except ImportError as err:
-        raise ImportError(
-            f"llmvcr serve needs its optional dependencies: pip install 'pyllmvcr[proxy]' ({err})"
-        ) from None

@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import quote
 
 from .app import Proxy
-from .routes import extra
+from .forward import proxy_extra
 
 LOOPBACK = "127.0.0.1"
 
@@ -96,7 +96,7 @@ class ProxyServer:
         }
 
     def _make(self) -> Any:
-        uvicorn = extra("uvicorn")
+        uvicorn = proxy_extra("uvicorn")
         config = uvicorn.Config(
             self.app,
             log_level=self.log_level,

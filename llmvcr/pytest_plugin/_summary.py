@@ -12,8 +12,9 @@ import threading
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..cassette.age import plural
 from ..cassette.values import Value
-from ..freshness.check import Finding, dollars, plural, unplayed_policy
+from ..freshness.check import Finding, dollars, unplayed_policy
 from ..freshness.usage import prices_available, usage_of
 from ..session import Session
 from ._stale_report import StaleCassette, stale_lines

@@ -40,6 +40,7 @@ from typing import Any
 
 import orjson
 
+from ..cassette.age import on_ci
 from .yaml_text import YamlAliasError, load_yaml
 
 __all__ = [
@@ -236,17 +237,13 @@ _WRITES: dict[str, bool] = {}  # cache folder -> whether this process stores ent
 _EMPTY: dict[str, bool] = {}  # cache folder -> it held no entry when this process first looked
 
 
-def _on_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no", "off")
-
-
 def _writes(folder: str) -> bool:
     """Whether entries are stored in ``folder``: always off CI; on CI only when a run before finished
     with it there (``prune`` marks it), so a fresh checkout's run writes none. The folder is made,
     for that mark: a CI that keeps ``.pytest_cache`` fills the cache from its second run on."""
     writes = _WRITES.get(folder)
     if writes is None:
-        writes = _WRITES[folder] = not _on_ci() or os.path.exists(os.path.join(folder, _PRUNED))
+        writes = _WRITES[folder] = not on_ci() or os.path.exists(os.path.join(folder, _PRUNED))
         if not writes:
             with contextlib.suppress(OSError):
                 os.makedirs(folder, exist_ok=True)

@@ -33,6 +33,7 @@ from typing import Any
 
 import orjson
 
+from ..cassette.schema import FIX
 from ..errors import CassetteFormatError, CassetteNotFoundError
 
 __all__ = [
@@ -58,7 +59,6 @@ END_KEY = "entries_end"  # after the entries: the last line llmvcr writes, and s
 TRAILER = f"{END_KEY}: true\n".encode()
 MAX_DEPTH = 250  # containers inside one value of an entry; orjson writes at most 254 in all
 _RESTORE = "restore it from version control (git checkout -- FILE) or re-record it"
-_FIX = "fix the value by hand (docs/cassette-format.md says what each field holds) or re-record"
 
 
 def _restore(path: str) -> str:
@@ -128,7 +128,7 @@ def sealed(document: dict[str, Any], count: int) -> dict[str, Any]:
 def _text_map(value: Any, path: str, field: str) -> None:
     if not isinstance(value, dict):
         raise CassetteFormatError(
-            path, f"expected a mapping, found {type(value).__name__}; {_FIX}", field=field
+            path, f"expected a mapping, found {type(value).__name__}; {FIX}", field=field
         )
     for key, item in value.items():
         if not isinstance(key, str) or not isinstance(item, str):
@@ -153,7 +153,7 @@ def check_header(document: dict[str, Any], path: str) -> list[Any]:
         entries = []  # "entries:" with nothing under it
     if not isinstance(entries, list):
         raise CassetteFormatError(
-            path, f"expected a list of entries, found {type(entries).__name__}; {_FIX}", field="entries"
+            path, f"expected a list of entries, found {type(entries).__name__}; {FIX}", field="entries"
         )
     seed = document.get("seed")
     if seed is not None and not isinstance(seed, str):
@@ -166,7 +166,7 @@ def check_header(document: dict[str, Any], path: str) -> list[Any]:
         _text_map(document["recorded_with"], path, "recorded_with")
     if "metadata" in document and not isinstance(document["metadata"], dict):
         raise CassetteFormatError(
-            path, f"expected a mapping, found {type(document['metadata']).__name__}; {_FIX}", field="metadata"
+            path, f"expected a mapping, found {type(document['metadata']).__name__}; {FIX}", field="metadata"
         )
     return entries
 
@@ -176,7 +176,7 @@ def check_end(document: dict[str, Any], path: str) -> None:
     promised = document.get(END_MARKER, False)
     if not isinstance(promised, bool):
         raise CassetteFormatError(
-            path, f"expected true or false, found {promised!r}; {_FIX}", field=END_MARKER
+            path, f"expected true or false, found {promised!r}; {FIX}", field=END_MARKER
         )
     if END_KEY in document and _before_entries(document):
         raise CassetteFormatError(

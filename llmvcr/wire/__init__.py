@@ -215,6 +215,13 @@ def _stream_of(fmt: WireFormat, request: Request, response: Response) -> Respons
     return Response(response.status, {**headers, "content-type": "text/event-stream"}, stream=events)
 
 
+def _error_of(body: Any) -> str | None:
+    """All three answer an error as ``{"error": {"message": ...}}``."""
+    error = body.get("error") if isinstance(body, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    return str(message) if message is not None else None
+
+
 for _module in (anthropic, openai, google):
     register(
         WireFormat(
@@ -228,7 +235,7 @@ for _module in (anthropic, openai, google):
             plain_request=_module.plain_request,
             events_of=_module.events_of,
             finished=_module.finished,
-            error_of=_module.error_of,
+            error_of=_error_of,
         )
     )
 

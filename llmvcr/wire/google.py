@@ -70,12 +70,6 @@ def finished(events: list[JSON]) -> bool:
     return False
 
 
-def error_of(body: Any) -> str | None:
-    error = body.get("error") if isinstance(body, dict) else None
-    message = error.get("message") if isinstance(error, dict) else None
-    return str(message) if message is not None else None
-
-
 def events_of(request: Request, body: Any) -> list[JSON]:
     """The stream for a final ``generateContent`` body: one chunk holding all of it."""
     return [{"data": body}]

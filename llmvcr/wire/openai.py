@@ -52,12 +52,6 @@ def finished(events: list[JSON]) -> bool:
     return False
 
 
-def error_of(body: Any) -> str | None:
-    error = body.get("error") if isinstance(body, dict) else None
-    message = error.get("message") if isinstance(error, dict) else None
-    return str(message) if message is not None else None
-
-
 def events_of(request: Request, body: Any) -> list[JSON]:
     """The event stream the API sends for a final ``body``: Responses events on ``/responses``,
     chat chunks otherwise (with the usage chunk when the request asks for it)."""

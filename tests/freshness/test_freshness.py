@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import llmvcr
-from llmvcr.cassette.age import parse_age, recorded_at
+from llmvcr.cassette.age import age_text, parse_age, recorded_at
 from llmvcr.errors import ExpiredCassetteError, UnplayedEntriesError, UnplayedEntriesWarning
 from llmvcr.options import Options
 
@@ -208,6 +208,14 @@ def test_max_age_is_checked_when_given() -> None:
         match=r"unknown expiry 'rerecord'; did you mean 're-record'\?; valid: warn, fail, re-record",
     ):
         Options.build(expiry="rerecord")
+
+
+def test_an_age_reads_the_way_a_person_says_it() -> None:
+    assert age_text(timedelta(seconds=1)) == "1 second"
+    assert age_text(timedelta(seconds=42)) == "42 seconds"
+    assert age_text(timedelta(minutes=1, seconds=30)) == "1 minute"
+    assert age_text(timedelta(hours=3)) == "3 hours"
+    assert age_text(timedelta(days=45)) == "45 days"
 
 
 def test_expiry_fail_outside_pytest_runs(anthropic_client: Any, cassette_dir: Path) -> None:
