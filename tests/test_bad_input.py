@@ -91,7 +91,7 @@ BOMB_RUNNER = textwrap.dedent("""
         import resource
         resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))  # 1 GB: a bomb cannot hide in swap
     import llmvcr
-    from llmvcr import parse_cache
+    from llmvcr.storage import parse_cache
     parse_cache.fast_parser = (lambda: None) if sys.argv[2] == "pyyaml" else parse_cache.rapidyaml_reader
     from llmvcr.storage.files import validate
     for attempt in range(2):  # the second load is the one a parse cache would answer
