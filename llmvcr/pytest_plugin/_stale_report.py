@@ -7,23 +7,14 @@ difference, the command that shows every difference and the one that re-records 
 
 from __future__ import annotations
 
-import os
 import shlex
 from dataclasses import dataclass, field
-from typing import Any, Protocol
 
 from ..cassette.values import Value
-from ..matching.as_recorded import StaleCall, describe
+from ..freshness.check import plural, shown
+from ..matching.as_recorded import describe
 from ..matching.diff import format_rows
-
-
-class _Session(Protocol):
-    path: str
-    stale: list[StaleCall]
-    recorded_match_on: tuple[str, ...] | None
-
-    @property
-    def cassette(self) -> Any: ...
+from ..session import Session
 
 
 @dataclass(eq=False, repr=False)
@@ -36,7 +27,7 @@ class StaleCassette(Value):
     foreign: bool = False  # another tool's file read in place: re-recording starts with converting it
     matched_on: str = ""
 
-    def add(self, session: _Session, test: str) -> None:
+    def add(self, session: Session, test: str) -> None:
         self.calls += len(session.stale)
         if test not in self.tests:
             self.tests.append(test)
@@ -58,29 +49,19 @@ def stale_lines(stale: dict[str, StaleCassette]) -> list[str]:
     if not stale:
         return []
     total = sum(s.calls for s in stale.values())
-    noun = "call" if total == 1 else "calls"
     out = [
-        f"  {total:,} {noun} replayed as recorded although the request differs from the recording, in "
-        f"{len(stale):,} cassette{'s' if len(stale) != 1 else ''} "
-        "(--llmvcr-fail-on-stale makes each a failure):"
+        f"  {plural(total, 'call')} replayed as recorded although the request differs from the recording, "
+        f"in {plural(len(stale), 'cassette')} (--llmvcr-fail-on-stale makes each a failure):"
     ]
     for path, s in sorted(stale.items())[:10]:
         tests = " ".join(shlex.quote(t) for t in sorted(s.tests))
-        shown = _shown(path)
-        out.append(
-            f"    {shown}: {s.calls:,} {'call' if s.calls == 1 else 'calls'} ({s.matched_on}), {s.example}"
-        )
+        out.append(f"    {shown(path)}: {plural(s.calls, 'call')} ({s.matched_on}), {s.example}")
         out.append(f"      see each difference: pytest {tests} --llmvcr-fail-on-stale")
         again = f"pytest {tests} --llmvcr-record-mode=all"
         if s.foreign:
-            quoted = shlex.quote(shown)
+            quoted = shlex.quote(shown(path))
             again = f"llmvcr convert {quoted} --to llmvcr-yaml -o {quoted} && {again}"
         out.append(f"      re-record: {again}")
     if len(stale) > 10:
         out.append(f"    ... and {len(stale) - 10} more")
     return out
-
-
-def _shown(path: str) -> str:
-    relative = os.path.relpath(path)
-    return path if relative.startswith("..") else relative

@@ -7,13 +7,12 @@ controller (``as_json``/``merge``), so ``pytest -n 2`` prints the same summary a
 
 from __future__ import annotations
 
-import os
 import threading
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..cassette.values import Value
-from ..freshness.check import Finding, dollars, plural, unplayed_policy
+from ..freshness.check import Finding, dollars, plural, shown, unplayed_policy
 from ..freshness.usage import prices_available, usage_of
 from ..session import Session
 from ._stale_report import StaleCassette, stale_lines
@@ -195,7 +194,7 @@ class RunSummary(Value):
                 f"(drop them with: llmvcr prune PATH...):"
             )
             out += [
-                f"    {_shown(p)}: {plural(self.unplayed[p], 'entry', 'entries')}{_ids(ids.get(p))}"
+                f"    {shown(p)}: {plural(self.unplayed[p], 'entry', 'entries')}{_ids(ids.get(p))}"
                 for p in clean[:10]
             ]
             if len(clean) > 10:
@@ -206,7 +205,7 @@ class RunSummary(Value):
                 f"stopped before using them: make it pass before pruning):"
             )
             out += [
-                f"    {_shown(p)}: {plural(self.unplayed[p], 'entry', 'entries')}{_ids(ids.get(p))}"
+                f"    {shown(p)}: {plural(self.unplayed[p], 'entry', 'entries')}{_ids(ids.get(p))}"
                 for p in sorted(failing)[:10]
             ]
         return out
@@ -221,13 +220,13 @@ class RunSummary(Value):
             f"{plural(len(self.unrecorded), 'cassette')} (register a provider for their SDK with "
             f"llmvcr.register_provider, or list their hosts in allow_unrecognized=):"
         ]
-        shown = sorted(self.unrecorded.items())[:10]
-        for path, hosts in shown:
+        listed = sorted(self.unrecorded.items())[:10]
+        for path, hosts in listed:
             calls = ", ".join(f"{n} to {host}" for host, n in sorted(hosts.items()))
             empty = " (nothing recorded, no cassette written)" if path in self.empty else ""
-            out.append(f"    {_shown(path)}: {calls}{empty}")
-        if len(self.unrecorded) > len(shown):
-            out.append(f"    ... and {len(self.unrecorded) - len(shown)} more")
+            out.append(f"    {shown(path)}: {calls}{empty}")
+        if len(self.unrecorded) > len(listed):
+            out.append(f"    ... and {len(self.unrecorded) - len(listed)} more")
         return out
 
     def _nothing_lines(self, verbose: bool) -> list[str]:
@@ -235,16 +234,16 @@ class RunSummary(Value):
         if not self.nothing:
             return []
         tests = sorted(self.nothing)
-        shown = tests if verbose else tests[:5]
+        listed = tests if verbose else tests[:5]
         out = [
             f"  {plural(len(tests), 'test')} recorded no LLM call, so no cassette was written for "
             f"{'it' if len(tests) == 1 else 'them'}. A test that calls an LLM this way does so through "
             f"an SDK llmvcr does not intercept (llmvcr.register_provider adds it); one that makes no "
             f"LLM call needs no llmvcr marker:"
         ]
-        out += [f"    {test}" for test in shown]
-        if len(tests) > len(shown):
-            out.append(f"    ... and {len(tests) - len(shown)} more (-v lists them)")
+        out += [f"    {test}" for test in listed]
+        if len(tests) > len(listed):
+            out.append(f"    ... and {len(tests) - len(listed)} more (-v lists them)")
         return out
 
     # -- freshness (llmvcr.freshness.check) -----------------------------------------------------------------
@@ -272,15 +271,15 @@ class RunSummary(Value):
         out: list[str] = []
         if expired:
             out.append(f"  {plural(len(expired), 'expired cassette')} (older than max_age):")
-            shown = sorted(expired.items())[:10]
-            out += [f"    {_shown(path)}: {f.detail}; {f.action}" for path, f in shown]
-            if len(expired) > len(shown):
-                out.append(f"    ... and {len(expired) - len(shown)} more")
+            listed = sorted(expired.items())[:10]
+            out += [f"    {shown(path)}: {f.detail}; {f.action}" for path, f in listed]
+            if len(expired) > len(listed):
+                out.append(f"    ... and {len(expired) - len(listed)} more")
         if undated:
             out.append(
                 f"  {plural(len(undated), 'cassette')} without a recording date, which max_age cannot judge "
                 f"(recorded before llmvcr stored one); re-record to start their clock: "
-                + ", ".join(_shown(p) for p in sorted(undated)[:5])
+                + ", ".join(shown(p) for p in sorted(undated)[:5])
                 + (", ..." if len(undated) > 5 else "")
             )
         return out
@@ -291,9 +290,3 @@ def _ids(ids: list[str] | None) -> str:
     if not ids:
         return ""
     return f" ({', '.join(ids[:10])}{', ...' if len(ids) > 10 else ''})"
-
-
-def _shown(path: str) -> str:
-    """A path as the user would type it: relative to the current folder when it is below it."""
-    relative = os.path.relpath(path)
-    return path if relative.startswith("..") else relative
