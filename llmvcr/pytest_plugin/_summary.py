@@ -12,7 +12,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..cassette.values import Value
+from ..freshness.budget import Ledger
 from ..freshness.check import Finding, dollars, plural, shown, unplayed_policy
+from ..freshness.plan import Plan
 from ..freshness.usage import prices_available, usage_of
 from ..session import Session
 from ._stale_report import StaleCassette, stale_lines
@@ -50,6 +52,8 @@ class RunSummary(Value):
     users: dict[str, set[str]] = field(default_factory=dict)  # cassette path -> the tests that used it
     failed: set[str] = field(default_factory=set)  # tests that failed: their cassettes are not pruned
     ignored_options: set[str] = field(default_factory=set)  # vcrpy options llmvcr_config held, and why
+    usage: Ledger = field(default_factory=Ledger)  # tokens and dollars per test (--llmvcr-usage-json)
+    plan: Plan | None = None  # what a replay-only run found (--llmvcr-plan)
     test: str = ""  # the test running now
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -95,8 +99,10 @@ class RunSummary(Value):
                     self.unplayed.pop(session.path, None)
 
     def as_json(self) -> dict[str, Any]:
-        """What a pytest-xdist worker sends its controller."""
+        """What a pytest-xdist worker sends its controller: every end-of-run report in one."""
         return {
+            "usage": self.usage.as_json(),
+            "plan": self.plan.as_json() if self.plan is not None else [],
             "per_test": [asdict(r) for r in self.per_test.values()],
             "written": sorted(self.written),
             "unplayed": self.unplayed,
@@ -111,6 +117,9 @@ class RunSummary(Value):
         }
 
     def merge(self, data: dict[str, Any]) -> None:
+        self.usage.merge(data.get("usage", {}))
+        if self.plan is not None:
+            self.plan.merge(data.get("plan", []))
         with self.lock:
             for raw in data.get("per_test", []):
                 row = TestCounts(**raw)
