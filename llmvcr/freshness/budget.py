@@ -48,9 +48,12 @@ class Tally(Value):
                 self.usd += dollars
         return self
 
-    def merge(self, other: Tally) -> None:
-        for name in ("calls", "input_tokens", "output_tokens", "usd", "unpriced"):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
+    def merge(self, *others: Tally | None) -> Tally:
+        """Add ``others`` to this tally (None: nothing known to add) and return it."""
+        for other in filter(None, others):
+            for name in ("calls", "input_tokens", "output_tokens", "usd", "unpriced"):
+                setattr(self, name, getattr(self, name) + getattr(other, name))
+        return self
 
     def dollars(self, at: str = "") -> str:
         """``$0.0123{at}``, with the calls left unpriced, or ``unpriced`` when none had a price."""
@@ -146,9 +149,7 @@ class Ledger:
         priced = prices_available()
         out: list[str] = []
         if rows:
-            total = Tally()
-            for r in rows:
-                total.merge(r.recorded)
+            total = Tally().merge(*(r.recorded for r in rows))
             at = " at list price"
             cost = f" ({total.dollars(at)})" if priced and (total.usd or total.unpriced) else ""
             out.append(
