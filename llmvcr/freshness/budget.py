@@ -118,15 +118,13 @@ class Ledger:
         priced = prices_available()
         with self._lock:
             rows = sorted(self.per_test.values(), key=lambda r: r.test)
-            totals = PerTest("")
-            for row in rows:
-                totals.replayed.merge(row.replayed)
-                totals.recorded.merge(row.recorded)
+            replayed = Tally().merge(*(r.replayed for r in rows))
+            recorded = Tally().merge(*(r.recorded for r in rows))
         return {
             "version": 1,
             "prices": _prices_version() if priced else None,
             "tests": [_row(r, priced) for r in rows if r.replayed.calls or r.recorded.calls],
-            "totals": _row(totals, priced),
+            "totals": _row(PerTest("", replayed, recorded), priced),
         }
 
     def merge(self, data: dict[str, Any]) -> None:

@@ -8,7 +8,7 @@ controller (``as_json``/``merge``), so ``pytest -n 2`` prints the same summary a
 from __future__ import annotations
 
 import threading
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from ..cassette.values import Value
@@ -34,6 +34,9 @@ class TestCounts(Value):
     dollars: float = 0.0
     priced: int = 0  # replayed calls with a list price
     unpriced: int = 0  # replayed calls whose usage genai-prices cannot price (a model it does not know)
+
+
+_COUNTS = [f.name for f in fields(TestCounts) if f.name != "test"]  # what the workers' rows add up
 
 
 @dataclass(eq=False, repr=False)
@@ -70,9 +73,7 @@ class RunSummary(Value):
             row.unplayed += unplayed
             if session.unrecorded:
                 row.unrecorded += sum(session.unrecorded.values())
-                hosts = self.unrecorded.setdefault(session.path, {})
-                for host, n in session.unrecorded.items():
-                    hosts[host] = hosts.get(host, 0) + n
+                self._add_hosts(session.path, session.unrecorded)
                 if not session.writes and not session.cassette.entries:
                     self.empty.add(session.path)
             priced = prices_available()
@@ -122,26 +123,13 @@ class RunSummary(Value):
             self.plan.merge(data.get("plan", []))
         with self.lock:
             for raw in data.get("per_test", []):
-                row = TestCounts(**raw)
-                mine = self.per_test.setdefault(row.test, TestCounts(row.test))
-                for key in (
-                    "replayed",
-                    "recorded",
-                    "writes",
-                    "unplayed",
-                    "unrecorded",
-                    "tokens",
-                    "dollars",
-                    "priced",
-                    "unpriced",
-                ):
-                    setattr(mine, key, getattr(mine, key) + getattr(row, key))
+                mine = self.per_test.setdefault(raw["test"], TestCounts(raw["test"]))
+                for key in _COUNTS:
+                    setattr(mine, key, getattr(mine, key) + raw[key])
             self.written.update(data.get("written", []))
             self.unplayed.update(data.get("unplayed", {}))
             for path, hosts in data.get("unrecorded", {}).items():
-                mine_hosts = self.unrecorded.setdefault(path, {})
-                for host, n in hosts.items():
-                    mine_hosts[host] = mine_hosts.get(host, 0) + n
+                self._add_hosts(path, hosts)
             self.empty.update(data.get("empty", []))
             self.nothing.update(data.get("nothing", []))
             self.findings += [Finding(**raw) for raw in data.get("findings", [])]
@@ -151,6 +139,11 @@ class RunSummary(Value):
                 self.users.setdefault(path, set()).update(tests)
             self.failed.update(data.get("failed", []))
             self.ignored_options.update(data.get("ignored_options", []))
+
+    def _add_hosts(self, path: str, hosts: dict[str, int]) -> None:
+        mine = self.unrecorded.setdefault(path, {})
+        for host, n in hosts.items():
+            mine[host] = mine.get(host, 0) + n
 
     def lines(self, verbose: bool) -> list[str]:
         if not self.per_test:
@@ -196,16 +189,17 @@ class RunSummary(Value):
         failing = {p for p in self.unplayed if self.users.get(p, set()) & self.failed}
         clean = sorted(p for p in self.unplayed if p not in failing)
         ids = self._unplayed_ids()
+        listed = {
+            p: f"    {shown(p)}: {plural(n, 'entry', 'entries')}{_ids(ids.get(p))}"
+            for p, n in self.unplayed.items()
+        }
         out: list[str] = []
         if clean:
             out.append(
                 f"  {plural(len(clean), 'cassette')} with entries no test used "
                 f"(drop them with: llmvcr prune PATH...):"
             )
-            out += [
-                f"    {shown(p)}: {plural(self.unplayed[p], 'entry', 'entries')}{_ids(ids.get(p))}"
-                for p in clean[:10]
-            ]
+            out += [listed[p] for p in clean[:10]]
             if len(clean) > 10:
                 out.append(f"    ... and {len(clean) - 10} more")
         if failing:
@@ -213,10 +207,7 @@ class RunSummary(Value):
                 f"  {plural(len(failing), 'cassette')} with unused entries whose test failed (it may have "
                 f"stopped before using them: make it pass before pruning):"
             )
-            out += [
-                f"    {shown(p)}: {plural(self.unplayed[p], 'entry', 'entries')}{_ids(ids.get(p))}"
-                for p in sorted(failing)[:10]
-            ]
+            out += [listed[p] for p in sorted(failing)[:10]]
         return out
 
     def _unrecorded_lines(self) -> list[str]:
