@@ -124,9 +124,8 @@ class FreshPlugin:
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         path = self.config.getoption("llmvcr_usage_json")
-        if path and not hasattr(
-            session.config, "workeroutput"
-        ):  # a pytest-xdist worker's goes to the controller
+        # a pytest-xdist worker hands its usage to the controller, which writes the file
+        if path and not hasattr(session.config, "workeroutput"):
             self.ledger.write(path)
 
     @pytest.hookimpl(hookwrapper=True)
