@@ -37,9 +37,7 @@ def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
     target = _target(args)
     cassettes = [load_any(path) for path in files_under(args.paths, SUFFIXES)]
     requests = sum(len(c) for c in cassettes)
-    cost = Tally()
-    for c in cassettes:
-        cost.merge(cassette_cost(c))
+    cost = Tally().merge(*(cassette_cost(c) for c in cassettes))
     shown_cost = cost.dollars(" at list price")
     about = shown_cost if shown_cost == "unpriced" else f"about {shown_cost}"
     priced = f", {about}" if prices_available() else ""

@@ -49,9 +49,12 @@ class Tally(Value):
                 self.usd += dollars
         return self
 
-    def merge(self, other: Tally) -> None:
-        for name in ("calls", "input_tokens", "output_tokens", "usd", "unpriced"):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
+    def merge(self, *others: Tally | None) -> Tally:
+        """Add ``others`` to this tally (None: nothing known to add) and return it."""
+        for other in filter(None, others):
+            for name in ("calls", "input_tokens", "output_tokens", "usd", "unpriced"):
+                setattr(self, name, getattr(self, name) + getattr(other, name))
+        return self
 
     def dollars(self, at: str = "") -> str:
         """``$0.0123{at}``, with the calls left unpriced, or ``unpriced`` when none had a price."""
@@ -116,15 +119,13 @@ class Ledger:
         priced = prices_available()
         with self._lock:
             rows = sorted(self.per_test.values(), key=lambda r: r.test)
-            totals = PerTest("")
-            for row in rows:
-                totals.replayed.merge(row.replayed)
-                totals.recorded.merge(row.recorded)
+            replayed = Tally().merge(*(r.replayed for r in rows))
+            recorded = Tally().merge(*(r.recorded for r in rows))
         return {
             "version": 1,
             "prices": _prices_version() if priced else None,
             "tests": [_row(r, priced) for r in rows if r.replayed.calls or r.recorded.calls],
-            "totals": _row(totals, priced),
+            "totals": _row(PerTest("", replayed, recorded), priced),
         }
 
     def merge(self, data: dict[str, Any]) -> None:
@@ -147,9 +148,7 @@ class Ledger:
         priced = prices_available()
         out: list[str] = []
         if rows:
-            total = Tally()
-            for r in rows:
-                total.merge(r.recorded)
+            total = Tally().merge(*(r.recorded for r in rows))
             at = " at list price"
             cost = f" ({total.dollars(at)})" if priced and (total.usd or total.unpriced) else ""
             out.append(

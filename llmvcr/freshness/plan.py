@@ -122,29 +122,11 @@ class Plan:
         unknown = 0
         for cause in CAUSES:
             group = [i for i in items if i.cause == cause]
-            if not group:
-                continue
-            costs = {i.path: (_estimate(i.path) if cause != "missing" else None) for i in group}
-            cost = Tally()
-            for tally in costs.values():
-                if tally is not None:
-                    cost.merge(tally)
-            unknown += sum(1 for t in costs.values() if t is None)
-            total.merge(cost)
-            known = _money(cost) if any(t is not None for t in costs.values()) else _money(None)
-            out.append(f"  {_TITLES[cause]}: {len(group)}; re-recording: {known}")
-            for item in group[:10]:
-                detail = f" [{item.detail}]" if item.detail else ""
-                out.append(f"    {shown(item.path)}: {_money(costs[item.path])}{detail}")
-            if len(group) > 10:
-                out.append(f"    ... and {len(group) - 10} more")
-            tests = sorted({t for i in group for t in i.tests})
-            if tests:
-                mode = "once" if cause == "missing" else "all"
-                shown_tests = " ".join(shlex.quote(t) for t in tests[:8]) + (" ..." if len(tests) > 8 else "")
-                out.append(f"    record: pytest {shown_tests} --llmvcr-record-mode={mode}")
-                if cause == "unplayed":
-                    out.append("    or drop the unused entries for free: llmvcr prune PATH...")
+            if group:
+                costs = {i.path: (_estimate(i.path) if cause != "missing" else None) for i in group}
+                unknown += sum(1 for t in costs.values() if t is None)
+                total.merge(Tally().merge(*costs.values()))  # summed as the group line shows it
+                out += _group_lines(cause, group, costs)
         dollars = f", {_about(total, ' at list price')}" if prices_available() else ""
         plus = f" plus {unknown} never recorded" if unknown else ""
         out.append(
@@ -154,6 +136,27 @@ class Plan:
         if not prices_available():
             out.append(f"  {PRICES_HINT}")
         return out
+
+
+def _group_lines(cause: str, group: list[Item], costs: dict[str, Tally | None]) -> list[str]:
+    """One cause's lines of the plan: its cassettes with their cost, and the command that records them."""
+    known = (
+        _money(Tally().merge(*costs.values())) if any(t is not None for t in costs.values()) else _money(None)
+    )
+    out = [f"  {_TITLES[cause]}: {len(group)}; re-recording: {known}"]
+    for item in group[:10]:
+        detail = f" [{item.detail}]" if item.detail else ""
+        out.append(f"    {shown(item.path)}: {_money(costs[item.path])}{detail}")
+    if len(group) > 10:
+        out.append(f"    ... and {len(group) - 10} more")
+    tests = sorted({t for i in group for t in i.tests})
+    if tests:
+        mode = "once" if cause == "missing" else "all"
+        listed = " ".join(shlex.quote(t) for t in tests[:8]) + (" ..." if len(tests) > 8 else "")
+        out.append(f"    record: pytest {listed} --llmvcr-record-mode={mode}")
+        if cause == "unplayed":
+            out.append("    or drop the unused entries for free: llmvcr prune PATH...")
+    return out
 
 
 @dataclass(eq=False, repr=False)

@@ -361,7 +361,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node: Any, error: Any) -> None:
-    """pytest-xdist: a worker finished; add its counts to the controller's summary."""
+    """pytest-xdist: a worker finished; add its counts, usage and plan to the controller's reports."""
     data = getattr(node, "workeroutput", {}).get("llmvcr_summary")
     stats = node.config.stash.get(_STATS, None)
     if data and stats is not None:

@@ -18,7 +18,6 @@ from .. import _active
 from ..cassette.age import EXPIRY_POLICIES, UNPLAYED_POLICIES, parse_age
 from ..errors import CassetteNotFoundError, RecordBudgetSpent, ReplayDivergence
 from ..freshness import check as freshness
-from ..freshness.budget import Ledger
 from ..freshness.plan import Budget, Plan, missing_path
 from ..freshness.usage import PRICES_HINT, prices_available
 from ..options import settings
@@ -82,7 +81,7 @@ class FreshPlugin:
     """Sets the run's freshness policy from the flags, names the running test in messages, and
     hands findings to the end-of-run summary."""
 
-    def __init__(self, config: pytest.Config, stats: RunSummary | None) -> None:
+    def __init__(self, config: pytest.Config, stats: RunSummary) -> None:
         self.config = config
         self.stats = stats
         self.saved = (freshness.policy.on_unplayed, freshness.policy.max_age, freshness.policy.expiry)
@@ -90,13 +89,13 @@ class FreshPlugin:
         freshness.policy.on_unplayed = config.getoption("llmvcr_on_unplayed") or freshness.policy.on_unplayed
         freshness.policy.max_age = _age(max_age) if max_age else freshness.policy.max_age
         freshness.policy.expiry = config.getoption("llmvcr_expiry") or freshness.policy.expiry
-        self.outer = freshness.swap_listeners([stats.on_finding] if stats is not None else [])
-        self.ledger = Ledger()
+        self.outer = freshness.swap_listeners([stats.on_finding])
+        self.ledger = stats.usage
         _active.add_listener(self.ledger.on_session)
         self.saved_mode, self.saved_gate = settings.record_mode, freshness.policy.gate
         self.plan: Plan | None = None
         if config.getoption("llmvcr_plan"):  # replay only; findings are collected, never acted on
-            self.plan = Plan()
+            self.plan = stats.plan = Plan()
             settings.record_mode = "none"
             freshness.policy.expiry = "warn"
             freshness.policy.on_unplayed = "warn"
@@ -124,14 +123,9 @@ class FreshPlugin:
         freshness.policy.test = self.ledger.test = ""
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        workeroutput = getattr(session.config, "workeroutput", None)
-        if workeroutput is not None:  # a pytest-xdist worker: the controller reports
-            workeroutput["llmvcr_usage"] = self.ledger.as_json()
-            if self.plan is not None:
-                workeroutput["llmvcr_plan"] = self.plan.as_json()
-            return
         path = self.config.getoption("llmvcr_usage_json")
-        if path:
+        # a pytest-xdist worker hands its usage to the controller, which writes the file
+        if path and not hasattr(session.config, "workeroutput"):
             self.ledger.write(path)
 
     @pytest.hookimpl(hookwrapper=True)
@@ -155,14 +149,6 @@ class FreshPlugin:
             first = error.diff[0] if error.diff else None
             detail = f"{first[0]} changed" if first else ""
             self.plan.add("diverging", error.cassette_path, item.nodeid, detail)
-
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_testnodedown(self, node: Any, error: Any) -> None:
-        output = getattr(node, "workeroutput", {})
-        if output.get("llmvcr_usage"):
-            self.ledger.merge(output["llmvcr_usage"])
-        if self.plan is not None and output.get("llmvcr_plan"):
-            self.plan.merge(output["llmvcr_plan"])
 
     @pytest.hookimpl(trylast=True)
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:

@@ -1,5 +1,7 @@
-"""The end-of-run line: what replay saved, what was recorded, what no test used, and which HTTP calls
-went out unrecorded because no provider claims them.
+"""The end-of-run line: what replay saved, what was recorded, what no test used, which HTTP calls
+went out unrecorded because no provider claims them, and which calls a vcrpy or pytest-recording
+cassette answered as its recorder matched them (method and URI) although their request differs from
+the recording: staleness is shown, never hidden, with the command that re-records it.
 
 Counted per test from each session as it ends; pytest-xdist workers hand their counts to the
 controller (``as_json``/``merge``), so ``pytest -n 2`` prints the same summary as a serial run.
@@ -7,17 +9,70 @@ controller (``as_json``/``merge``), so ``pytest -n 2`` prints the same summary a
 
 from __future__ import annotations
 
-import os
+import shlex
 import threading
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from ..cassette.age import plural
 from ..cassette.values import Value
-from ..freshness.check import Finding, dollars, unplayed_policy
+from ..freshness.budget import Ledger
+from ..freshness.check import Finding, dollars, shown, unplayed_policy
+from ..freshness.plan import Plan
 from ..freshness.usage import prices_available, usage_of
+from ..matching.as_recorded import describe
+from ..matching.diff import format_rows
 from ..session import Session
-from ._stale_report import StaleCassette, stale_lines
+
+
+@dataclass(eq=False, repr=False)
+class StaleCassette(Value):
+    """One cassette's drifted calls, summed over the tests (and pytest-xdist workers) that used it."""
+
+    calls: int = 0
+    tests: list[str] = field(default_factory=list)
+    example: str = ""  # the first difference, as the divergence diff shows it
+    foreign: bool = False  # another tool's file read in place: re-recording starts with converting it
+    matched_on: str = ""
+
+    def add(self, session: Session, test: str) -> None:
+        self.calls += len(session.stale)
+        if test not in self.tests:
+            self.tests.append(test)
+        if not self.example:
+            self.example = format_rows(session.stale[0].rows, limit=1).strip().splitlines()[0]
+        self.foreign = session.cassette.read_only is not None
+        self.matched_on = describe(session.recorded_match_on or ())
+
+    def merge(self, other: StaleCassette) -> None:
+        self.calls += other.calls
+        self.tests += [t for t in other.tests if t not in self.tests]
+        self.example = self.example or other.example
+        self.foreign = self.foreign or other.foreign
+        self.matched_on = self.matched_on or other.matched_on
+
+
+def stale_lines(stale: dict[str, StaleCassette]) -> list[str]:
+    """The summary's lines for the drifted calls, per cassette (at most ten cassettes shown)."""
+    if not stale:
+        return []
+    total = sum(s.calls for s in stale.values())
+    out = [
+        f"  {plural(total, 'call')} replayed as recorded although the request differs from the recording, "
+        f"in {plural(len(stale), 'cassette')} (--llmvcr-fail-on-stale makes each a failure):"
+    ]
+    for path, s in sorted(stale.items())[:10]:
+        tests = " ".join(shlex.quote(t) for t in sorted(s.tests))
+        out.append(f"    {shown(path)}: {plural(s.calls, 'call')} ({s.matched_on}), {s.example}")
+        out.append(f"      see each difference: pytest {tests} --llmvcr-fail-on-stale")
+        again = f"pytest {tests} --llmvcr-record-mode=all"
+        if s.foreign:
+            quoted = shlex.quote(shown(path))
+            again = f"llmvcr convert {quoted} --to llmvcr-yaml -o {quoted} && {again}"
+        out.append(f"      re-record: {again}")
+    if len(stale) > 10:
+        out.append(f"    ... and {len(stale) - 10} more")
+    return out
 
 
 @dataclass(eq=False, repr=False)
@@ -36,6 +91,9 @@ class TestCounts(Value):
     unpriced: int = 0  # replayed calls whose usage genai-prices cannot price (a model it does not know)
 
 
+_COUNTS = [f.name for f in fields(TestCounts) if f.name != "test"]  # what the workers' rows add up
+
+
 @dataclass(eq=False, repr=False)
 class RunSummary(Value):
     """What the run's sessions did, for the end-of-run lines (merged across pytest-xdist workers)."""
@@ -52,6 +110,8 @@ class RunSummary(Value):
     users: dict[str, set[str]] = field(default_factory=dict)  # cassette path -> the tests that used it
     failed: set[str] = field(default_factory=set)  # tests that failed: their cassettes are not pruned
     ignored_options: set[str] = field(default_factory=set)  # vcrpy options llmvcr_config held, and why
+    usage: Ledger = field(default_factory=Ledger)  # tokens and dollars per test (--llmvcr-usage-json)
+    plan: Plan | None = None  # what a replay-only run found (--llmvcr-plan)
     test: str = ""  # the test running now
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -68,9 +128,7 @@ class RunSummary(Value):
             row.unplayed += unplayed
             if session.unrecorded:
                 row.unrecorded += sum(session.unrecorded.values())
-                hosts = self.unrecorded.setdefault(session.path, {})
-                for host, n in session.unrecorded.items():
-                    hosts[host] = hosts.get(host, 0) + n
+                self._add_hosts(session.path, session.unrecorded)
                 if not session.writes and not session.cassette.entries:
                     self.empty.add(session.path)
             priced = prices_available()
@@ -97,8 +155,10 @@ class RunSummary(Value):
                     self.unplayed.pop(session.path, None)
 
     def as_json(self) -> dict[str, Any]:
-        """What a pytest-xdist worker sends its controller."""
+        """What a pytest-xdist worker sends its controller: every end-of-run report in one."""
         return {
+            "usage": self.usage.as_json(),
+            "plan": self.plan.as_json() if self.plan is not None else [],
             "per_test": [asdict(r) for r in self.per_test.values()],
             "written": sorted(self.written),
             "unplayed": self.unplayed,
@@ -113,28 +173,18 @@ class RunSummary(Value):
         }
 
     def merge(self, data: dict[str, Any]) -> None:
+        self.usage.merge(data.get("usage", {}))
+        if self.plan is not None:
+            self.plan.merge(data.get("plan", []))
         with self.lock:
             for raw in data.get("per_test", []):
-                row = TestCounts(**raw)
-                mine = self.per_test.setdefault(row.test, TestCounts(row.test))
-                for key in (
-                    "replayed",
-                    "recorded",
-                    "writes",
-                    "unplayed",
-                    "unrecorded",
-                    "tokens",
-                    "dollars",
-                    "priced",
-                    "unpriced",
-                ):
-                    setattr(mine, key, getattr(mine, key) + getattr(row, key))
+                mine = self.per_test.setdefault(raw["test"], TestCounts(raw["test"]))
+                for key in _COUNTS:
+                    setattr(mine, key, getattr(mine, key) + raw[key])
             self.written.update(data.get("written", []))
             self.unplayed.update(data.get("unplayed", {}))
             for path, hosts in data.get("unrecorded", {}).items():
-                mine_hosts = self.unrecorded.setdefault(path, {})
-                for host, n in hosts.items():
-                    mine_hosts[host] = mine_hosts.get(host, 0) + n
+                self._add_hosts(path, hosts)
             self.empty.update(data.get("empty", []))
             self.nothing.update(data.get("nothing", []))
             self.findings += [Finding(**raw) for raw in data.get("findings", [])]
@@ -144,6 +194,11 @@ class RunSummary(Value):
                 self.users.setdefault(path, set()).update(tests)
             self.failed.update(data.get("failed", []))
             self.ignored_options.update(data.get("ignored_options", []))
+
+    def _add_hosts(self, path: str, hosts: dict[str, int]) -> None:
+        mine = self.unrecorded.setdefault(path, {})
+        for host, n in hosts.items():
+            mine[host] = mine.get(host, 0) + n
 
     def lines(self, verbose: bool) -> list[str]:
         if not self.per_test:
@@ -189,16 +244,17 @@ class RunSummary(Value):
         failing = {p for p in self.unplayed if self.users.get(p, set()) & self.failed}
         clean = sorted(p for p in self.unplayed if p not in failing)
         ids = self._unplayed_ids()
+        listed = {
+            p: f"    {shown(p)}: {plural(n, 'entry', 'entries')}{_ids(ids.get(p))}"
+            for p, n in self.unplayed.items()
+        }
         out: list[str] = []
         if clean:
             out.append(
                 f"  {plural(len(clean), 'cassette')} with entries no test used "
                 f"(drop them with: llmvcr prune PATH...):"
             )
-            out += [
-                f"    {_shown(p)}: {plural(self.unplayed[p], 'entry', 'entries')}{_ids(ids.get(p))}"
-                for p in clean[:10]
-            ]
+            out += [listed[p] for p in clean[:10]]
             if len(clean) > 10:
                 out.append(f"    ... and {len(clean) - 10} more")
         if failing:
@@ -206,10 +262,7 @@ class RunSummary(Value):
                 f"  {plural(len(failing), 'cassette')} with unused entries whose test failed (it may have "
                 f"stopped before using them: make it pass before pruning):"
             )
-            out += [
-                f"    {_shown(p)}: {plural(self.unplayed[p], 'entry', 'entries')}{_ids(ids.get(p))}"
-                for p in sorted(failing)[:10]
-            ]
+            out += [listed[p] for p in sorted(failing)[:10]]
         return out
 
     def _unrecorded_lines(self) -> list[str]:
@@ -222,13 +275,13 @@ class RunSummary(Value):
             f"{plural(len(self.unrecorded), 'cassette')} (register a provider for their SDK with "
             f"llmvcr.register_provider, or list their hosts in allow_unrecognized=):"
         ]
-        shown = sorted(self.unrecorded.items())[:10]
-        for path, hosts in shown:
+        listed = sorted(self.unrecorded.items())[:10]
+        for path, hosts in listed:
             calls = ", ".join(f"{n} to {host}" for host, n in sorted(hosts.items()))
             empty = " (nothing recorded, no cassette written)" if path in self.empty else ""
-            out.append(f"    {_shown(path)}: {calls}{empty}")
-        if len(self.unrecorded) > len(shown):
-            out.append(f"    ... and {len(self.unrecorded) - len(shown)} more")
+            out.append(f"    {shown(path)}: {calls}{empty}")
+        if len(self.unrecorded) > len(listed):
+            out.append(f"    ... and {len(self.unrecorded) - len(listed)} more")
         return out
 
     def _nothing_lines(self, verbose: bool) -> list[str]:
@@ -236,16 +289,16 @@ class RunSummary(Value):
         if not self.nothing:
             return []
         tests = sorted(self.nothing)
-        shown = tests if verbose else tests[:5]
+        listed = tests if verbose else tests[:5]
         out = [
             f"  {plural(len(tests), 'test')} recorded no LLM call, so no cassette was written for "
             f"{'it' if len(tests) == 1 else 'them'}. A test that calls an LLM this way does so through "
             f"an SDK llmvcr does not intercept (llmvcr.register_provider adds it); one that makes no "
             f"LLM call needs no llmvcr marker:"
         ]
-        out += [f"    {test}" for test in shown]
-        if len(tests) > len(shown):
-            out.append(f"    ... and {len(tests) - len(shown)} more (-v lists them)")
+        out += [f"    {test}" for test in listed]
+        if len(tests) > len(listed):
+            out.append(f"    ... and {len(tests) - len(listed)} more (-v lists them)")
         return out
 
     # -- freshness (llmvcr.freshness.check) -----------------------------------------------------------------
@@ -273,15 +326,15 @@ class RunSummary(Value):
         out: list[str] = []
         if expired:
             out.append(f"  {plural(len(expired), 'expired cassette')} (older than max_age):")
-            shown = sorted(expired.items())[:10]
-            out += [f"    {_shown(path)}: {f.detail}; {f.action}" for path, f in shown]
-            if len(expired) > len(shown):
-                out.append(f"    ... and {len(expired) - len(shown)} more")
+            listed = sorted(expired.items())[:10]
+            out += [f"    {shown(path)}: {f.detail}; {f.action}" for path, f in listed]
+            if len(expired) > len(listed):
+                out.append(f"    ... and {len(expired) - len(listed)} more")
         if undated:
             out.append(
                 f"  {plural(len(undated), 'cassette')} without a recording date, which max_age cannot judge "
                 f"(recorded before llmvcr stored one); re-record to start their clock: "
-                + ", ".join(_shown(p) for p in sorted(undated)[:5])
+                + ", ".join(shown(p) for p in sorted(undated)[:5])
                 + (", ..." if len(undated) > 5 else "")
             )
         return out
@@ -292,9 +345,3 @@ def _ids(ids: list[str] | None) -> str:
     if not ids:
         return ""
     return f" ({', '.join(ids[:10])}{', ...' if len(ids) > 10 else ''})"
-
-
-def _shown(path: str) -> str:
-    """A path as the user would type it: relative to the current folder when it is below it."""
-    relative = os.path.relpath(path)
-    return path if relative.startswith("..") else relative

@@ -22,7 +22,8 @@ from llmvcr.proxy import ProxyServer  # noqa: E402
 def main() -> None:
     emulator = LLMServer().start()
     upstreams = {name: emulator.url for name in ("anthropic", "openai", "google")}
-    proxy = ProxyServer(sys.argv[1], upstreams=upstreams).start()
+    # recording is what this phase is for, so it records even where CI is set (CI replays only)
+    proxy = ProxyServer(sys.argv[1], upstreams=upstreams, record_mode="once").start()
     print(json.dumps({"proxy": proxy.url}), flush=True)
     for line in sys.stdin:
         if line.strip() == "replay":
