@@ -43,6 +43,7 @@ _LAZY = {
     "register_provider": "providers",
     "Provider": "providers",
     "patch_function": "providers.function",
+    "tool": "providers.tool",
     "create_recording_adapter": "clients",
     "create_replay_adapter": "clients",
     "inject_error": "faults",
@@ -78,6 +79,7 @@ __all__ = [
     "register_matcher",
     "register_provider",
     "save_cassette",
+    "tool",
     "use_cassette",
     *_CONVERTERS,
 ]
@@ -123,4 +125,5 @@ if TYPE_CHECKING:  # for type checkers, each name as __getattr__ finds it (a tes
     from .providers import Provider as Provider
     from .providers import register_provider as register_provider
     from .providers.function import patch_function as patch_function
+    from .providers.tool import tool as tool
     from .storage.writer import save_cassette as save_cassette

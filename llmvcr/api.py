@@ -110,7 +110,8 @@ def use_cassette(name_or_path: str | os.PathLike[str], **options: Unpack[Cassett
     directory (``"bug-427"`` -> ``cassettes/bug-427.yaml``). Options: ``record_mode``, ``mode``,
     ``match_on``, ``ignore``, ``placeholders``, ``on_divergence``, ``seed``,
     ``allow_playback_repeats``, ``before_record``, ``filter_headers``, ``redact``,
-    ``replay_speed``, ``prune``, ``on_unplayed``, ``max_age``, ``expiry`` (``llmvcr.freshness.check``).
+    ``replay_speed``, ``prune``, ``on_unplayed``, ``max_age``, ``expiry`` (``llmvcr.freshness.check``),
+    ``tool_policy`` (``llmvcr.tool``).
     Bad options raise ``ValueError`` here, not at the first call.
     """
     return CassetteContext(name_or_path, Options.build(**options))

@@ -8,6 +8,8 @@
     ├── AnswerShapeError                 a recorded answer does not fit its call (a stream for a plain call)
     ├── TruncatedStreamError             a replayed stream is read past the point its recording was cut
     ├── RecordedCallError                a patched function's recorded exception cannot be rebuilt
+    │   └── RecordedToolError            a tool's recorded exception whose class cannot be imported
+    ├── ToolDeniedError                  tool_policy="deny": the test called a tool it may not call
     ├── NetworkBlockedError              an LLM call (or a socket) outside a cassette, refused
     ├── UnrecognizedRequestError         a request no provider claims, inside a replay-only cassette
     ├── UnredactableBodyError            (also ValueError) a secret inside compressed bytes: not written
@@ -85,6 +87,17 @@ class TruncatedStreamError(LLMVCRError):
 
 class RecordedCallError(LLMVCRError):
     """A recorded call raised an exception whose class could not be rebuilt on replay."""
+
+
+class RecordedToolError(RecordedCallError):
+    """An ``@llmvcr.tool`` call raised, when recorded, an exception whose class cannot be imported
+    (or built from its message) where the replay runs; the message names the tool and the original
+    ``module:Class`` and repeats the recorded message."""
+
+
+class ToolDeniedError(LLMVCRError):
+    """A tool the cassette's ``tool_policy`` marks ``"deny"`` was called; nothing ran and nothing was
+    served. The message names the tool, the cassette and the test, when pytest runs one."""
 
 
 class UnredactableBodyError(LLMVCRError, ValueError):

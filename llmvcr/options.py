@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
@@ -29,6 +29,7 @@ RECORD_MODES: tuple[str, ...] = ("once", "new_episodes", "none", "all")
 MATCH_MODES: tuple[str, ...] = ("strict", "sequential", "loose")
 DIVERGENCE_POLICIES: tuple[str, ...] = ("raise", "warn", "live")
 STALE_POLICIES: tuple[str, ...] = ("report", "fail")
+TOOL_POLICIES: tuple[str, ...] = ("replay", "live", "deny")
 
 BeforeRecord = Callable[[Entry], "Entry | None"]
 
@@ -68,6 +69,7 @@ if TYPE_CHECKING:  # for type checkers only: a TypedDict compiles each key's ann
         expiry: Literal["warn", "fail", "re-record"] | None
         on_stale: Literal["report", "fail"]
         recorded_match_on: Sequence[str] | None
+        tool_policy: Mapping[str, Literal["replay", "live", "deny"]] | None
 
 
 @dataclass(slots=True, eq=False, repr=False)
@@ -179,6 +181,8 @@ class Options(FrozenValue):
     # match_on or a mode is given; on_stale="fail" makes a call whose request drifted an error
     on_stale: str = "report"
     recorded_match_on: tuple[str, ...] | None = None  # vcrpy's match_on names (the project's vcr_config)
+    # tool name -> "replay" (what any tool not named gets), "live" or "deny"; see policy_for
+    tool_policy: tuple[tuple[str, str], ...] = ()
     fingerprinter: Fingerprinter = field(default_factory=Fingerprinter)
     matching_chosen: bool = False  # match_on or a mode other than strict was given
 
@@ -223,6 +227,10 @@ class Options(FrozenValue):
             options["recorded_match_on"] = _as_tuple(options["recorded_match_on"])
         if options.get("placeholders") is not None:
             options["placeholders"] = tuple(options["placeholders"])
+        if options.get("tool_policy") is not None:
+            options["tool_policy"] = _tool_policy(options["tool_policy"])
+        elif "tool_policy" in options:
+            options["tool_policy"] = ()
         if options.get("max_age") is not None:
             options["max_age"] = parse_age(options["max_age"])
         built = cls(**options)
@@ -252,6 +260,30 @@ class Options(FrozenValue):
         compile_keep(built.redact_keep)
         chosen = "match_on" in options or built.mode != "strict"
         return replace(built, fingerprinter=fingerprinter, matching_chosen=chosen)
+
+
+def _tool_policy(given: Any) -> tuple[tuple[str, str], ...]:
+    """``{"send_email": "replay", ...}`` checked, as sorted pairs (options are frozen and hashable)."""
+    pairs = given.items() if isinstance(given, Mapping) else None
+    if pairs is None:
+        raise ValueError(
+            f"tool_policy must map tool names to 'replay', 'live' or 'deny', like "
+            f"{{'send_email': 'replay', 'get_time': 'live', 'drop_table': 'deny'}}; got {given!r}"
+        )
+    for tool, policy in pairs:
+        if not isinstance(tool, str) or not tool:
+            raise ValueError(f"tool_policy: a tool is named by its name as a string, not {tool!r}")
+        check(f"tool_policy for tool {tool!r}:", policy, TOOL_POLICIES)
+    return tuple(sorted((tool, str(policy)) for tool, policy in pairs))
+
+
+def policy_for(options: Options, tool: str) -> str:
+    """The policy of the tool named ``tool`` (an ``@llmvcr.tool``'s name, an MCP ``tools/call``'s
+    ``params.name``): ``"replay"`` unless ``tool_policy`` names it."""
+    for name, policy in options.tool_policy:
+        if name == tool:
+            return policy
+    return "replay"
 
 
 _built: dict[Any, Options] = {}  # keywords -> Options already built and checked

@@ -68,23 +68,34 @@ def from_json(value: Any) -> Any:
     return value
 
 
-def _error_json(err: BaseException) -> dict[str, Any]:
+def error_json(err: BaseException) -> dict[str, Any]:
+    """How a raised exception is stored: its class as ``module:qualname`` and its message."""
     cls = type(err)
     return {"type": f"{cls.__module__}:{cls.__qualname__}", "message": str(err)}
 
 
-def _rebuild_error(data: Any) -> BaseException:
+def rebuild_error(
+    data: Any, fallback: type[RecordedCallError] = RecordedCallError, what: str = "call"
+) -> BaseException:
+    """The recorded exception raised again: its own class with its message when that class can be
+    imported and built so, else ``fallback`` naming the recorded type."""
     try:
         cls = _load_class(str(data["type"]))
         if isinstance(cls, type) and issubclass(cls, Exception):
             return cls(data.get("message", ""))
     except Exception:  # a class that cannot be rebuilt from its message: say so instead
         pass
-    return RecordedCallError(f"the recorded call raised {data.get('type')}: {data.get('message')}")
+    return fallback(
+        f"the recorded {what} raised {data.get('type')}: {data.get('message')} (that class cannot be "
+        f"imported here, or not built from its message)"
+    )
 
 
 class FunctionProvider:
     """Records ``target`` (``"package.module:Class.method"``) while a cassette is open."""
+
+    fallback_error: type[RecordedCallError] = RecordedCallError  # a recorded class that cannot be rebuilt
+    what = "call"  # how the fallback error names the call
 
     def __init__(
         self, target: str, serialize: Serialize | None = None, deserialize: Deserialize | None = None
@@ -112,7 +123,7 @@ class FunctionProvider:
             self._patch = None
 
     # -- calls --------------------------------------------------------------------------------
-    def _decide(self, args: Any, kwargs: Any) -> Decision | None:
+    def decision(self, args: Any, kwargs: Any) -> Decision | None:
         """The decision for this call, or None to call through untouched (outside every cassette)."""
         if not watching():
             return None
@@ -130,9 +141,15 @@ class FunctionProvider:
 
     def _wrapper(self, wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
         __tracebackhide__ = True  # pytest shows the user's frame and the message
-        decision = self._decide(args, kwargs)
+        decision = self.decision(args, kwargs)
         if decision is None:
             return wrapped(*args, **kwargs)
+        return self.run(decision, wrapped, args, kwargs)
+
+    def run(self, decision: Decision, wrapped: Any, args: Any, kwargs: Any) -> Any:
+        """Serve ``decision``'s entry, or call ``wrapped`` live and record what it returned or raised
+        (a coroutine, a generator or an async generator when ``wrapped`` is one)."""
+        __tracebackhide__ = True
         if inspect.isasyncgenfunction(wrapped):
             return self._async_gen(decision, wrapped, args, kwargs)
         if inspect.isgeneratorfunction(wrapped):
@@ -145,7 +162,7 @@ class FunctionProvider:
             with outer_call():
                 result = wrapped(*args, **kwargs)
         except Exception as err:
-            _record(decision, Response(500, body={"error": _error_json(err)}))
+            _record(decision, Response(500, body={"error": error_json(err)}))
             raise
         _record(decision, Response(200, body={"return": self.serialize(result)}))
         return result
@@ -153,7 +170,7 @@ class FunctionProvider:
     def _replay_value(self, response: Response) -> Any:
         body = response.body if isinstance(response.body, dict) else {}
         if "error" in body:
-            raise _rebuild_error(body["error"])
+            raise rebuild_error(body["error"], self.fallback_error, self.what)
         return self.deserialize(body.get("return"))
 
     async def _coroutine(self, decision: Decision, wrapped: Any, args: Any, kwargs: Any) -> Any:
@@ -163,7 +180,7 @@ class FunctionProvider:
             with outer_call():
                 result = await wrapped(*args, **kwargs)
         except Exception as err:
-            _record(decision, Response(500, body={"error": _error_json(err)}))
+            _record(decision, Response(500, body={"error": error_json(err)}))
             raise
         _record(decision, Response(200, body={"return": self.serialize(result)}))
         return result
@@ -208,7 +225,7 @@ class FunctionProvider:
         items, error = self._items(response)
         yield from items
         if error:
-            raise _rebuild_error(error)
+            raise rebuild_error(error, self.fallback_error, self.what)
 
 
 def _record(decision: Decision, response: Response) -> None:
@@ -241,7 +258,7 @@ class _Items:
         return self
 
     def __exit__(self, kind: Any, error: Any, tb: Any) -> None:
-        failure = _error_json(error) if isinstance(error, Exception) else None
+        failure = error_json(error) if isinstance(error, Exception) else None
         body = {"error": failure} if failure else None
         truncated = not self.finished and not failure
         _record(self.decision, Response(200, body=body, stream=self.seen, truncated=truncated))
