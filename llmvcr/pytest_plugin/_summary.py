@@ -16,12 +16,13 @@ from typing import Any
 
 from ..cassette.age import plural
 from ..cassette.values import Value
-from ..freshness.budget import Ledger
+from ..freshness.budget import Ledger, recorded_entries
 from ..freshness.check import Finding, dollars, shown, unplayed_policy
 from ..freshness.plan import Plan
 from ..freshness.usage import prices_available, usage_of
 from ..matching.as_recorded import describe
 from ..matching.diff import format_rows
+from ..providers.tool import TOOL
 from ..session import Session
 
 
@@ -89,6 +90,8 @@ class TestCounts(Value):
     dollars: float = 0.0
     priced: int = 0  # replayed calls with a list price
     unpriced: int = 0  # replayed calls whose usage genai-prices cannot price (a model it does not know)
+    tools_replayed: int = 0  # of replayed: calls of an @llmvcr.tool
+    tools_recorded: int = 0  # of recorded: calls of an @llmvcr.tool
 
 
 _COUNTS = [f.name for f in fields(TestCounts) if f.name != "test"]  # what the workers' rows add up
@@ -124,6 +127,9 @@ class RunSummary(Value):
             row = self.per_test.setdefault(name, TestCounts(name))
             row.replayed += session.replayed
             row.recorded += session.recorded
+            row.tools_replayed += sum(entry.provider == TOOL for entry in session.served)
+            if session.recorded:
+                row.tools_recorded += sum(e.provider == TOOL for e in recorded_entries(session.cassette))
             row.writes += session.writes
             row.unplayed += unplayed
             if session.unrecorded:
@@ -204,8 +210,9 @@ class RunSummary(Value):
         if not self.per_test:
             return []
         rows = list(self.per_test.values())
-        replayed = sum(r.replayed for r in rows)
-        recorded = sum(r.recorded for r in rows)
+        tools = sum(r.tools_replayed for r in rows), sum(r.tools_recorded for r in rows)
+        replayed = sum(r.replayed for r in rows) - tools[0]
+        recorded = sum(r.recorded for r in rows) - tools[1]
         unplayed = sum(self.unplayed.values())
         tokens = sum(r.tokens for r in rows)
         usd, priced, unpriced = (sum(getattr(r, k) for r in rows) for k in ("dollars", "priced", "unpriced"))
@@ -215,7 +222,10 @@ class RunSummary(Value):
             f"{plural(unplayed, 'unplayed entry', 'unplayed entries')}; "
             f"replay saved {plural(tokens, 'token')}"
         )
-        out = [line + (f" ({dollars(usd, priced, unpriced, ' at list price')})" if usd or unpriced else "")]
+        line += f" ({dollars(usd, priced, unpriced, ' at list price')})" if usd or unpriced else ""
+        if any(tools):
+            line += f"; {plural(tools[0], 'tool call')} replayed, {tools[1]:,} recorded"
+        out = [line]
         out += self._unplayed_lines()
         out += stale_lines(self.stale)
         out += self._unrecorded_lines()
