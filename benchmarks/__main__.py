@@ -1,6 +1,6 @@
 """``python -m benchmarks``: see :mod:`benchmarks.run`; ``python -m benchmarks suite``: :mod:`benchmarks.suite`;
 ``python -m benchmarks linear``: :mod:`benchmarks.linear`; ``python -m benchmarks proxy``: :mod:`benchmarks.proxy`;
-``python -m benchmarks view``: :mod:`benchmarks.view`."""
+``python -m benchmarks view``: :mod:`benchmarks.view`; ``python -m benchmarks tools``: :mod:`benchmarks.tools`."""
 
 import sys
 
@@ -17,6 +17,11 @@ if sys.argv[1:2] == ["view"]:
     from .view import main as view_main
 
     raise SystemExit(view_main(sys.argv[2:]))
+
+if sys.argv[1:2] == ["tools"]:
+    from .tools import main as tools_main
+
+    raise SystemExit(tools_main(sys.argv[2:]))
 
 if sys.argv[1:2] == ["suite"]:
     from .suite import main as suite_main
