@@ -11,6 +11,7 @@ from typing import Any, TextIO
 
 from ..cassette import Cassette
 from ..convert import JSON, OPENAI_FINISH, read_call
+from ..convert.tool_calls import asked_by, tool_call_of, tool_lines
 from ..errors import CommandError, LLMVCRError
 from ..matching.diff import shorten_pair, structural_diff
 from ..storage.files import load_cassette
@@ -136,7 +137,15 @@ def show_lines(cassette: Cassette, fmt: str = "llmvcr") -> Iterator[str]:
     yield f"{cassette.path or '(in memory)'}: {entries(len(cassette))}{seed}{kind}"
     history: list[JSON] = []
     system = None
-    for position, entry in enumerate(cassette.entries):
+    every = cassette.entries
+    asked = asked_by(every)
+    for position, entry in enumerate(every):
+        tool = tool_call_of(entry)
+        if tool is not None:
+            yield ""
+            yield f"[{position}] tool {tool.name} · {entry.response.status}"
+            yield from tool_lines(tool, asked.get(position))
+            continue
         call = read_call(entry, position)
         body = entry.request.body if isinstance(entry.request.body, dict) else {}
         res = entry.response

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..cassette import Entry
 from ..convert import JSON, OPENAI_FINISH, read_call
+from ..convert.tool_calls import tool_call_of
 from ..freshness.usage import usage_of
 from ..wire import error_message, lookup, model_of, stream_finished
 
@@ -131,6 +132,16 @@ def call_data(entry: Entry, position: int, threads: Threads, hint: int | None) -
         "out": tokens[1],
         "usd": tokens.usd,
     }
+    tool = tool_call_of(entry)
+    if tool is not None:  # linked to the tool_use that asked for it by the caller, which sees them all
+        data["tool"] = {
+            "name": tool.name,
+            "arguments": tool.arguments,
+            "returned": tool.returned,
+            "raised": tool.raised,
+            "yielded": tool.yielded,
+        }
+        return data
     call = read_call(entry, position)
     if call is None:
         body = entry.request.body

@@ -15,6 +15,7 @@ from ..cassette.age import age_text, recorded_at
 from ..cassette.linear import LISTS, pack
 from ..cassette.schema import entry_to_mapping
 from ..convert import JSON
+from ..convert.tool_calls import asked_by
 from ..errors import CommandError, LLMVCRError
 from ..freshness.playlog import read_record
 from ..storage.formats import OWN, by_name, readable, resolve, suffixes
@@ -121,6 +122,8 @@ def cassette_data(
     raw, _ = pack([raw_entry(e) for e in entries])  # a repeated conversation is held once
     threads = Threads()
     calls = [call_data(entry, i, threads, _continues(raw[i])) for i, entry in enumerate(entries)]
+    for position, asked in asked_by(entries).items():
+        calls[position]["tool"]["asked_by"] = {"call": asked.call, "id": asked.tool_use_id}
     played, unplayed = _unplayed(cassette)
     for call in calls:
         call["unplayed"] = call["i"] in unplayed

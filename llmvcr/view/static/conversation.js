@@ -107,9 +107,35 @@ function systemNode(call) {
   return parts;
 }
 
+// A tool the agent ran (an @llmvcr.tool entry): linked back to the tool_use that asked for it and
+// on to the request that carried its result, when the arguments match what the model asked.
+function toolRunNode(tool, links) {
+  const head = el("div", { class: "result-head" },
+    el("span", { class: "tool-name" }, `ran ${S(tool.name)}`), " ", el("code", null, JSON.stringify(R(tool.arguments))));
+  if (tool.asked_by) {
+    const id = S(tool.asked_by.id);
+    add(head, [" ", el("a", { class: "to-use", href: `#${links.anchor("use", id)}` },
+      `← asked for by call #${tool.asked_by.call} [${id}]`), " ",
+      el("a", { class: "to-result", href: `#${links.anchor("result", id)}` }, "→ where its result was sent")]);
+  }
+  const node = el("div", { class: `block tool-run${tool.raised ? " error" : ""}` }, head);
+  if (tool.raised) {
+    node.appendChild(el("div", { class: "error-text" }, `raised ${S(tool.raised.type)}: ${S(tool.raised.message)}`));
+  } else if (tool.yielded) {
+    node.appendChild(el("div", { class: "text" }, `yielded ${plural(tool.yielded.length, "item")}: ${JSON.stringify(R(tool.yielded))}`));
+  } else {
+    node.appendChild(el("div", { class: "text" }, `returned ${JSON.stringify(R(tool.returned))}`));
+  }
+  return node;
+}
+
 // Everything the call adds to the conversation, then its answer.
 function conversationNode(call, links, calls) {
   const box = el("div", { class: "conversation" });
+  if (call.tool) {
+    box.appendChild(toolRunNode(call.tool, links));
+    return box;
+  }
   if (call.parent !== null && call.parent !== undefined) {
     const parent = calls[call.parent];
     const whole = parent.history || 0;
