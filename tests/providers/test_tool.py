@@ -295,12 +295,20 @@ def test_a_key_in_a_tool_argument_or_result_never_reaches_disk(cassette_dir: Pat
     def sign(payload: str, secret: str) -> str:  # no key shape: only its name says what it is
         return payload + "/" + secret
 
+    @llmvcr.tool
+    def connect(host: str) -> None:
+        raise PermissionError(f"rejected key {ANTHROPIC_SENTINEL} for {host}")
+
     with llmvcr.use_cassette("keys"):
         live = login("ada", api_key=ANTHROPIC_SENTINEL)
         sign("x", secret="plainword-SENTINEL-123")
+        with pytest.raises(PermissionError, match="SENTINEL"):  # the caller sees the real error
+            connect("db")
     written = (cassette_dir / "keys.yaml").read_bytes()
     assert b"SENTINEL" not in written and b"ada" in written
     with llmvcr.use_cassette("keys", record_mode="none"):
         replayed = login("ada", api_key=ANTHROPIC_SENTINEL)  # matches its redacted record
         assert sign("x", secret="plainword-SENTINEL-123") == "x/<REDACTED:api-key>"
+        with pytest.raises(PermissionError, match=r"rejected key <REDACTED:[a-z-]+> for db"):
+            connect("db")
     assert replayed["user"] == live["user"] and ANTHROPIC_SENTINEL not in replayed["session"]
