@@ -76,7 +76,7 @@ def _is_context(value: Any) -> bool:
 
 def _is_method(fn: Callable[..., Any], params: list[inspect.Parameter]) -> bool:
     """A function defined in a class body, whose first parameter is its instance (or class)."""
-    owner = fn.__qualname__.rsplit("<locals>.", 1)[-1]
+    owner = str(getattr(fn, "__qualname__", "")).rsplit("<locals>.", 1)[-1]
     return "." in owner and bool(params) and params[0].name in ("self", "cls")
 
 
@@ -92,7 +92,8 @@ class ToolRecorder(FunctionProvider):
         serialize: Serialize | None = None,
         deserialize: Deserialize | None = None,
     ) -> None:
-        super().__init__(f"{fn.__module__}:{fn.__qualname__}", serialize, deserialize)
+        where = f"{getattr(fn, '__module__', None) or 'tool'}:{getattr(fn, '__qualname__', tool)}"
+        super().__init__(where, serialize, deserialize)
         self.name = TOOL
         self.tool = tool
         self.what = f"tool {tool!r}"
@@ -232,5 +233,8 @@ def _make(fn: Any, *, name: str | None, serialize: Serialize | None, deserialize
         return fn  # already a recorded tool
     if not callable(fn) or isinstance(fn, type):
         raise TypeError(f"llmvcr.tool decorates a function or a method, not {fn!r}")
-    recorder = ToolRecorder(fn, name or fn.__name__, serialize, deserialize)
+    tool_name = name or getattr(fn, "__name__", None)
+    if not tool_name:
+        raise TypeError(f"llmvcr.tool({fn!r}): this callable has no __name__; name the tool: name='...'")
+    recorder = ToolRecorder(fn, tool_name, serialize, deserialize)
     return _wrap(fn, recorder)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -161,6 +162,24 @@ def test_a_method_is_keyed_without_its_instance(cassette_dir: Path) -> None:
         parameters=[inspect.Parameter("to", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation="str")],
         return_annotation="str",
     )
+
+
+def test_a_partial_is_a_tool_once_named_and_an_unplayed_call_is_pruned(cassette_dir: Path) -> None:
+    def convert(amount: float, rate: float) -> float:
+        return amount * rate
+
+    with pytest.raises(TypeError, match="name the tool"):
+        llmvcr.tool(functools.partial(convert, rate=2.0))
+    to_eur = llmvcr.tool(functools.partial(convert, rate=0.5), name="to_eur")
+    with llmvcr.use_cassette("partial"):
+        assert to_eur(10.0) == 5.0
+        assert to_eur(20.0) == 10.0
+    with llmvcr.use_cassette("partial", record_mode="none", prune=True, on_unplayed="ignore"):
+        assert to_eur(20.0) == 10.0
+    stored = yaml.safe_load((cassette_dir / "partial.yaml").read_text())["entries"]
+    assert [e["request"] for e in stored] == [
+        {"method": "tool", "path": "to_eur", "body": {"arguments": {"amount": 20.0, "rate": 0.5}}}
+    ]
 
 
 def test_other_arguments_diverge_naming_the_tool_and_the_diff(cassette_dir: Path) -> None:
