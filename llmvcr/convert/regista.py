@@ -16,6 +16,7 @@ import json
 import os
 import warnings
 from datetime import datetime, timezone
+from typing import Any
 
 from ..cassette import Cassette
 from ..cassette.schema import LLMVCR_VERSION
@@ -32,6 +33,7 @@ from .regista_trace import (
     read_trace,
 )
 from .responses import read_call
+from .tool_calls import ToolCall, asked_by, tool_call_of
 
 __all__ = ["canonical_hash", "from_regista_trace", "read_trace", "to_regista_trace"]
 
@@ -61,12 +63,25 @@ def _provider(call: Call) -> str:
     return "openai_compat" if call.api.startswith("openai") else "anthropic"
 
 
-def _plan(calls: list[Call], kept: JSON) -> tuple[list[JSON], list[str]]:
+def _ran(tool: ToolCall) -> tuple[Any, bool]:
+    """A tool entry's outcome as a ``tool.result``'s content and ``is_error``."""
+    if tool.raised is not None:
+        return str(tool.raised.get("message", "")), True
+    value = tool.returned if tool.yielded is None else tool.yielded
+    return (value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)), False
+
+
+def _plan(
+    calls: list[Call], kept: JSON, ran: dict[str, ToolCall] | None = None
+) -> tuple[list[JSON], list[str]]:
     """The event payloads of one session, and every reason regista's loop would not have produced it.
 
     ``kept`` (the cassette's seed, metadata and versions) rides on ``session.start`` under
     ``llmvcr``: regista's loader ignores keys it does not know, and ``from_regista_trace`` reads it.
+    ``ran`` holds the cassette's tool entries by the ``tool_use`` id that asked for each: a result
+    the next request does not carry (the recording stopped after the tool ran) is taken from there.
     """
+    ran = ran or {}
     reasons: list[str] = []
     first = calls[0].request if calls else None
     messages = first["messages"] if first else []
@@ -193,16 +208,20 @@ def _plan(calls: list[Call], kept: JSON) -> tuple[list[JSON], list[str]]:
                 )
             for block in uses:
                 if block["id"] in found:
-                    result = found[block["id"]]
-                    events.append(
-                        {
-                            "type": "tool.result",
-                            "tool_use_id": block["id"],
-                            "content": result["content"],
-                            "is_error": result["is_error"],
-                            "duration_ms": 0,
-                        }
-                    )
+                    content, is_error = found[block["id"]]["content"], found[block["id"]]["is_error"]
+                elif block["id"] in ran:
+                    content, is_error = _ran(ran[block["id"]])
+                else:
+                    continue
+                events.append(
+                    {
+                        "type": "tool.result",
+                        "tool_use_id": block["id"],
+                        "content": content,
+                        "is_error": is_error,
+                        "duration_ms": 0,
+                    }
+                )
             if after is None:
                 stop = "max_turns"  # regista stops before the next request when the turns run out
             elif all(b["id"] in found for b in uses):
@@ -259,7 +278,19 @@ def to_regista_trace(
     cassette = _cassette(cassette)
     calls: list[Call] = []
     left_out: list[str] = []
-    for position, entry in enumerate(cassette.entries):
+    entries = cassette.entries
+    asked = asked_by(entries)
+    ran: dict[str, ToolCall] = {}
+    for position, entry in enumerate(entries):
+        tool = tool_call_of(entry)
+        if tool is not None:  # a tool the agent ran: its tool.call and tool.result events
+            if position in asked:
+                ran[asked[position].tool_use_id] = tool
+            else:
+                left_out.append(
+                    f"entry {position} (tool {tool.name}) was asked for by no model call; left out"
+                )
+            continue
         call = read_call(entry, position)
         if call is None:
             left_out.append(
@@ -274,7 +305,7 @@ def to_regista_trace(
         "metadata": cassette.metadata,
         "recorded_with": cassette.recorded_with,
     }
-    events, reasons = _plan(calls, kept)
+    events, reasons = _plan(calls, kept, ran)
     if not calls:
         reasons.append("the cassette holds no model calls")
     session_id = session_id or new_ulid()

@@ -116,8 +116,42 @@ def _entry(provider: str, request: JSON, response: JSON, stream: bool) -> Entry:
     return Entry(provider, record, recorded, default_request_hash(record.normalised()))
 
 
+def _tool_entries(events: list[JSON]) -> dict[int, list[Entry]]:
+    """The tool calls a trace ran, as ``provider: tool`` entries, by how many ``llm.response`` events
+    came before each ``tool.result``. A call its ``permission.decision`` denied never ran: it has no
+    entry (the framework answers the model with the denial itself, as it will on replay); a result
+    marked ``is_error`` is the tool's raised error."""
+    calls: dict[str, JSON] = {}
+    denied: set[str] = set()
+    found: dict[int, list[Entry]] = {}
+    responses = 0
+    for event in events:
+        kind, use_id = event["type"], str(event.get("tool_use_id"))
+        if kind == "llm.response":
+            responses += 1
+        elif kind == "tool.call":
+            calls[use_id] = event
+        elif kind == "permission.decision" and (
+            event.get("decision") == "deny" or event.get("resolution") == "denied"
+        ):
+            denied.add(use_id)
+        elif kind == "tool.result" and use_id in calls and use_id not in denied:
+            call = calls[use_id]
+            arguments = call.get("input") if isinstance(call.get("input"), dict) else {}
+            content = event.get("content")
+            answer = (
+                Response(500, body={"error": {"type": "regista:ToolError", "message": str(content)}})
+                if event.get("is_error")
+                else Response(200, body={"return": content})
+            )
+            request = Request("tool", str(call.get("name")), body={"arguments": arguments})
+            entry = Entry("tool", request, answer, default_request_hash(request.normalised()))
+            found.setdefault(responses, []).append(entry)
+    return found
+
+
 def from_regista_trace(
-    path: str | os.PathLike[str], *, provider: str | None = None, stream: bool = False
+    path: str | os.PathLike[str], *, provider: str | None = None, stream: bool = False, tools: bool = False
 ) -> Cassette:
     """Read a regista trace into a cassette of the calls regista's provider made, one entry per LLM call.
 
@@ -125,7 +159,10 @@ def from_regista_trace(
     ``provider="openai"``, its ``OpenAICompatProvider``) sends; each response is synthesised from
     the recorded neutral response (text, thinking, tool calls, stop reason, usage, model,
     request id), as a JSON body or, with ``stream=True``, as the event stream of a streamed call.
-    Latency, cost and tool events stay in the trace; the cassette's metadata names the session.
+    Latency and cost stay in the trace; the cassette's metadata names the session. With
+    ``tools=True`` each tool the session ran becomes a ``provider: tool`` entry after the model call
+    that asked for it, served to the same tool decorated with ``@llmvcr.tool`` (its arguments as
+    the model gave them; a call the permission policy denied never ran and has none).
     """
     events = read_trace(path)
     start = events[0]
@@ -150,7 +187,10 @@ def from_regista_trace(
             "regista": {k: start.get(k) for k in ("session_id", "task", "model", "provider", "replay_of")},
         },
     )
-    for request_event, response_event in zip(requests, responses, strict=False):
+    ran = _tool_entries(events) if tools else {}
+    for entry in ran.get(0, []):
+        cassette.append(entry)
+    for n, (request_event, response_event) in enumerate(zip(requests, responses, strict=False), start=1):
         request, response = request_event.get("request"), response_event.get("response")
         if not isinstance(request, dict) or not isinstance(response, dict) or "message" not in response:
             raise CassetteFormatError(
@@ -160,6 +200,8 @@ def from_regista_trace(
             )
         request = {"system": None, "tools": [], "max_tokens": 8192, "params": {}, **request}
         cassette.append(_entry(provider, request, response, stream))
+        for entry in ran.get(n, []):
+            cassette.append(entry)
     if requests and not len(cassette):  # a conversion never succeeds empty
         raise CassetteFormatError(
             os.fspath(path),

@@ -357,3 +357,114 @@ def test_bad_traces_are_format_errors(tmp_path: Path) -> None:
     bad.write_text('{"schema_version": 2, "type": "session.start"}\n')
     with pytest.raises(llmvcr.CassetteFormatError, match="newer"):
         llmvcr.from_regista_trace(bad)
+
+
+# -- tool execution: trace events <-> tool entries -------------------------------------------------------
+RAN: list[str] = []
+
+
+@llmvcr.tool(name="get_weather")  # the name the model calls it by, as the trace records it
+def _weather_run(city: str) -> str:
+    RAN.append(city)
+    return "18C, sunny"
+
+
+@regista.tool(name="get_weather", description="Weather for a city.")
+def recorded_weather(city: str) -> str:
+    """Weather for a city.
+
+    Args:
+        city: the city to look up
+    """
+    return _weather_run(city)
+
+
+async def test_tool_events_become_tool_entries_that_serve_the_tool(
+    server: Any, tmp_path: Path, request: Any
+) -> None:
+    provider = AnthropicProvider("claude-sonnet-4-5", api_key="test", base_url=server.url, max_retries=0)
+
+    def agent(trace_dir: Path) -> regista.Agent:
+        return regista.Agent(
+            provider=provider, instructions=SYSTEM, tools=[recorded_weather], trace_dir=trace_dir
+        )
+
+    RAN.clear()
+    original = await agent(tmp_path / "traces").run(TASK)  # regista's own run: no cassette open
+    assert RAN == ["Paris"]
+    cassette = llmvcr.from_regista_trace(original.trace_path, tools=True)
+    assert [e.provider for e in cassette.entries] == ["anthropic", "tool", "anthropic"]
+    tool = cassette.entry(1)
+    assert (tool.request.method, tool.request.path) == ("tool", "get_weather")
+    assert tool.request.body == {"arguments": {"city": "Paris"}}
+    assert tool.response.body == {"return": "18C, sunny"}
+    path = tmp_path / "with-tools.yaml"
+    llmvcr.save_cassette(path, cassette)
+    request.getfixturevalue("no_network")
+    with llmvcr.recording(path, record_mode="none") as replaying:
+        again = await agent(tmp_path / "again").run(TASK)
+    assert again.output == original.output and replaying.unplayed == []
+    assert RAN == ["Paris"]  # served: the tool body never ran again
+    # and back: the tool entry is the tool.call / tool.result of the trace, not an entry left out
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConversionWarning)
+        trace = llmvcr.to_regista_trace(cassette, tmp_path / "back.jsonl")
+    kinds = [e["type"] for e in events_of(trace)]
+    assert kinds.count("tool.call") == 1 and kinds.count("tool.result") == 1
+
+
+def test_a_denied_tool_call_has_no_tool_entry(server: Any, tmp_path: Path) -> None:
+    import asyncio
+
+    from regista.policy.permissions import Deny
+
+    provider = AnthropicProvider("claude-sonnet-4-5", api_key="test", base_url=server.url, max_retries=0)
+    RAN.clear()
+    agent = regista.Agent(
+        provider=provider,
+        instructions=SYSTEM,
+        tools=[recorded_weather],
+        policy=lambda _: Deny("weather is off limits"),
+        trace_dir=tmp_path / "traces",
+    )
+    result = asyncio.run(agent.run(TASK))
+    assert RAN == []
+    events = events_of(result.trace_path)
+    assert [e["decision"] for e in events if e["type"] == "permission.decision"] == ["deny"]
+    cassette = llmvcr.from_regista_trace(result.trace_path, tools=True)
+    assert [e.provider for e in cassette.entries] == ["anthropic", "anthropic"]  # nothing ran: no tool entry
+    denial = next(e for e in events if e["type"] == "tool.result")["content"]
+    sent = cassette.entry(1).request.body["messages"][-1]["content"][0]["content"]
+    assert sent == denial  # the denial the model saw, byte for byte
+
+
+def test_a_tool_entry_the_next_request_never_carried_becomes_its_tool_result(
+    anthropic_client: Any, tmp_path: Path
+) -> None:
+    weather = {
+        "name": "get_weather",
+        "description": "Weather for a city.",
+        "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    }
+    RAN.clear()
+
+    @llmvcr.tool(name="get_weather")
+    def get_weather_tool(city: str) -> str:
+        return _weather_run(city)
+
+    with llmvcr.recording("cut", record_mode="all") as cassette:  # the recording stops after the tool ran
+        reply = anthropic_client.messages.create(
+            model="claude-sonnet-4-5",
+            max_tokens=64,
+            system=SYSTEM,
+            tools=[weather],
+            messages=[{"role": "user", "content": TASK}],
+        )
+        use = next(b for b in reply.content if b.type == "tool_use")
+        get_weather_tool(**use.input)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        trace = llmvcr.to_regista_trace(cassette, tmp_path / "cut.jsonl")
+    assert not any("left out" in str(w.message) for w in caught)
+    result = next(e for e in events_of(trace) if e["type"] == "tool.result")
+    assert result["tool_use_id"] == use.id and result["content"] == "18C, sunny" and not result["is_error"]
