@@ -41,6 +41,7 @@ from .neutral import JSON, digest
 from .otel_dialects import STREAMED, capture_switch
 from .otel_gemini import gemini_path, gemini_response
 from .otel_messages import json_attr, neutral_response, request_body
+from .otel_tools import tool_entry, tool_spans
 from .otlp import genai_calls, read_export, scopes_of, source_name
 from .wire import anthropic_body, anthropic_events, chat_body, chat_events
 
@@ -150,11 +151,22 @@ def _no_content(where: str, bare: list[JSON], calls: list[JSON]) -> CassetteForm
     )
 
 
+def _add_tool(cassette: Cassette, span: JSON, where: str) -> None:
+    made = tool_entry(span)
+    if isinstance(made, str):
+        warnings.warn(
+            f"{where}: span {span.get('spanId')}: {made}; left out", ConversionWarning, stacklevel=3
+        )
+    else:
+        cassette.append(made)
+
+
 def from_otel(
     source: str | os.PathLike[str] | Mapping[str, Any] | list[Any],
     *,
     trace_id: str | None = None,
     stream: bool | None = None,
+    tools: bool = False,
 ) -> Cassette:
     """An OTLP JSON export of GenAI spans as a cassette: one entry per model call, in start-time order.
 
@@ -167,6 +179,8 @@ def from_otel(
     every call. Replay with ``mode="sequential"``
     unless every request was rebuilt exactly (see the warnings): a trace does not hold every byte
     the SDK sent. Raises :class:`~llmvcr.CassetteFormatError` when the export yields no entry.
+    With ``tools=True`` each ``execute_tool`` span becomes a tool entry (``provider: tool``) in its
+    place in time, for the same tool decorated with ``@llmvcr.tool`` (``llmvcr.convert.otel_tools``).
     """
     where = source_name(source)
     spans, logs = read_export(source)
@@ -196,7 +210,10 @@ def from_otel(
     cassette = Cassette(recorded_with={"llmvcr": LLMVCR_VERSION})
     described = []
     unsupported: list[str] = []
+    ran = tool_spans(spans, trace_id) if tools else []
     for call in calls:
+        while ran and int(ran[0].get("startTimeUnixNano") or 0) < int(call.get("startTimeUnixNano") or 0):
+            _add_tool(cassette, ran.pop(0), where)
         attrs = call["attributes"]
         named = str(attrs.get("gen_ai.provider.name") or attrs.get("gen_ai.system")).lower()
         provider = PROVIDERS.get(named, "openai" if "openai" in named else named)
@@ -229,6 +246,8 @@ def from_otel(
                 ConversionWarning,
                 stacklevel=2,
             )
+    for span in ran:
+        _add_tool(cassette, span, where)
     if not cassette.entries:
         raise CassetteFormatError(
             where,

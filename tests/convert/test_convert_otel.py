@@ -515,3 +515,91 @@ def test_the_cli_fails_on_a_trace_that_yields_nothing_and_converts_gemini(
     )
     assert status == 0 and "2 entries" in capsys.readouterr().out
     assert [e.provider for e in llmvcr.load_cassette(out).entries] == ["google", "google"]
+
+
+# -- execute_tool spans -> tool entries (the live run of pydantic-ai's instrumentation, which writes
+# them, is tests/frameworks/test_otel_tools.py; here spans in its shape join a fixture's trace) -------
+def _tool_span(
+    trace_id: str, start: int, attributes: dict[str, str], *, error: str | None = None
+) -> dict[str, Any]:
+    span: dict[str, Any] = {
+        "traceId": trace_id,
+        "spanId": f"{start:016x}"[-16:],
+        "name": f"execute_tool {attributes.get('gen_ai.tool.name')}",
+        "startTimeUnixNano": str(start),
+        "endTimeUnixNano": str(start + 1000),
+        "attributes": [
+            {"key": k, "value": {"stringValue": v}}
+            for k, v in {"gen_ai.operation.name": "execute_tool", **attributes}.items()
+        ],
+    }
+    if error is not None:
+        span["status"] = {"code": 2, "message": error}
+        span["events"] = [
+            {
+                "name": "exception",
+                "attributes": [
+                    {"key": "exception.type", "value": {"stringValue": "ValueError"}},
+                    {"key": "exception.message", "value": {"stringValue": error}},
+                ],
+            }
+        ]
+    return span
+
+
+def test_execute_tool_spans_become_tool_entries_in_their_place() -> None:
+    document = json.loads((DATA / "anthropic-agent.jsonl").read_text().splitlines()[0])
+    chats = [
+        s
+        for r in document["resourceSpans"]
+        for ss in r["scopeSpans"]
+        for s in ss["spans"]
+        if s["name"] == "anthropic.chat"
+    ]
+    trace_id, between = chats[0]["traceId"], int(chats[0]["endTimeUnixNano"]) + 1
+    spans = [
+        _tool_span(
+            trace_id,
+            between,
+            {
+                "gen_ai.tool.name": "get_weather",
+                "gen_ai.tool.call.arguments": '{"city": "Paris"}',
+                "gen_ai.tool.call.result": "18C, sunny",
+            },
+        ),
+        _tool_span(
+            trace_id,
+            between + 10,
+            {
+                "gen_ai.tool.name": "lookup",
+                "tool_arguments": '{"q": "x"}',
+                "tool_response": '{"hits": [1, 2]}',
+            },
+        ),
+        _tool_span(
+            trace_id,
+            between + 20,
+            {"gen_ai.tool.name": "get_time", "gen_ai.tool.call.arguments": "{}"},
+            error="no clock",
+        ),
+        _tool_span(trace_id, between + 30, {"gen_ai.tool.name": "hidden"}),  # content capture off
+    ]
+    document["resourceSpans"].append({"scopeSpans": [{"scope": {"name": "pydantic-ai"}, "spans": spans}]})
+    with pytest.warns(
+        ConversionWarning,
+        match=r"tool hidden: the span holds no arguments \(content capture is off\); left out",
+    ):
+        cassette = from_otel([document], tools=True)
+    assert [e.provider for e in cassette.entries] == ["anthropic", "tool", "tool", "tool", "anthropic"]
+    weather, lookup, clock = (cassette.entry(i) for i in (1, 2, 3))
+    assert (weather.request.path, weather.request.body) == ("get_weather", {"arguments": {"city": "Paris"}})
+    assert weather.response.body == {"return": "18C, sunny"}
+    assert lookup.response.body == {"return": {"hits": [1, 2]}}  # a JSON result comes back as itself
+    assert clock.response.status == 500
+    assert clock.response.body == {"error": {"type": "builtins:ValueError", "message": "no clock"}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConversionWarning)
+        assert [e.provider for e in from_otel([document]).entries] == [
+            "anthropic",
+            "anthropic",
+        ]  # tools=False
