@@ -88,8 +88,11 @@ def _text_of(content: Any) -> Any:
 
 
 def last_user_message(r: Normalised) -> Any:
-    """The text of the last user turn (Anthropic and OpenAI chat, or the Responses ``input``)."""
+    """The text of the last user turn (Anthropic and OpenAI chat, or the Responses ``input``); for a
+    tool call (``@llmvcr.tool``), which has no conversation, its name and arguments."""
     body = _body(r)
+    if r.get("method") == "tool":
+        return [r.get("path"), body.get("arguments")]
     messages = body.get("messages")
     if messages is None:
         value = body.get("input")

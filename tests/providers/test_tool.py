@@ -197,6 +197,17 @@ def test_other_arguments_diverge_naming_the_tool_and_the_diff(cassette_dir: Path
     assert caught.value.nearest.request.path == "send_email"
 
 
+def test_loose_mode_still_tells_tools_and_arguments_apart(cassette_dir: Path) -> None:
+    tools = make_tools(Effects())
+    with llmvcr.use_cassette("loose", mode="loose"):
+        sent = tools["send_email"]("ada")
+        booked = asyncio.run(tools["book"](1))
+    with llmvcr.use_cassette("loose", mode="loose", record_mode="none", on_unplayed="ignore"):
+        with pytest.raises(ReplayDivergence, match="tool book_room"):
+            asyncio.run(tools["book"](2))  # not the booking recorded for day 1, nor the email
+        assert asyncio.run(tools["book"](1)) == booked and tools["send_email"]("ada") == sent
+
+
 def test_ignore_applies_to_tool_arguments(cassette_dir: Path) -> None:
     tools = make_tools(Effects())
     with llmvcr.use_cassette("ignored", ignore="$.body.arguments.subject"):
