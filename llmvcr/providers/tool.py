@@ -22,7 +22,7 @@ from typing import Any, TypeVar, overload
 
 from .. import _active
 from ..cassette import Request
-from ..errors import RecordedToolError, ToolDeniedError
+from ..errors import RecordedToolError, ReplayDivergence, ToolDeniedError
 from ..options import policy_for
 from ..session import Decision, Session
 from ..wire.headers import is_credential_header
@@ -143,7 +143,20 @@ class ToolRecorder(FunctionProvider):
             raise (TimeoutError if decision.fault.kind == "timeout" else ConnectionError)(
                 decision.fault.message
             )
-        if decision.entry is None and not decision.recording:
+        entry = decision.entry
+        if entry is not None and (entry.provider != TOOL or entry.request.path != self.tool):
+            # mode="sequential" serves the next entry whatever it is: never another call's answer
+            where = decision.session.path if decision.session is not None else "the cassette"
+            raise ReplayDivergence(
+                f"llmvcr: {where} served tool {self.tool!r} the entry recorded for "
+                f"{entry.provider} {entry.request.method} {entry.request.path}: the calls ran in another "
+                f"order than recorded (mode='sequential' serves entries in order). Re-record the cassette, "
+                f"or match by request (the default mode).",
+                cassette_path=where,
+                request=decision.request,
+                nearest=entry,
+            )
+        if entry is None and not decision.recording:
             return None
         return decision
 

@@ -208,6 +208,18 @@ def test_loose_mode_still_tells_tools_and_arguments_apart(cassette_dir: Path) ->
         assert asyncio.run(tools["book"](1)) == booked and tools["send_email"]("ada") == sent
 
 
+def test_sequential_mode_never_serves_a_tool_another_calls_answer(cassette_dir: Path) -> None:
+    tools = make_tools(Effects())
+    with llmvcr.use_cassette("order"):
+        tools["send_email"]("ada")
+        asyncio.run(tools["book"](1))
+    with llmvcr.use_cassette("order", mode="sequential", record_mode="none", on_unplayed="ignore"):
+        with pytest.raises(
+            ReplayDivergence, match=r"served tool 'book_room' the entry recorded for tool tool send_email"
+        ):
+            asyncio.run(tools["book"](1))
+
+
 def test_ignore_applies_to_tool_arguments(cassette_dir: Path) -> None:
     tools = make_tools(Effects())
     with llmvcr.use_cassette("ignored", ignore="$.body.arguments.subject"):
