@@ -34,7 +34,7 @@ def get_weather(city: str) -> str:
     return f"21C in {city}"
 
 
-@llmvcr.tool(name="get_weather")
+@llmvcr.tool  # named as pydantic-ai names it, and the trace records it: broken_weather
 def broken_weather(city: str) -> str:
     """The weather in a city."""
     RAN.append(city)
