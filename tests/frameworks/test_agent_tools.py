@@ -25,6 +25,7 @@ from agents import (
     function_tool,
     set_tracing_disabled,
 )
+from agents.exceptions import UserError
 from google import genai
 from google.genai import types
 from langchain_anthropic import ChatAnthropic
@@ -39,6 +40,7 @@ from pydantic_ai.providers.anthropic import AnthropicProvider
 from roundtrip import SENTINEL, sockets_refused
 
 import llmvcr
+from llmvcr.errors import ToolDeniedError
 
 set_tracing_disabled(True)  # the tracing exporter would post to api.openai.com
 
@@ -217,3 +219,42 @@ async def test_google_genai_automatic_function_calling_replays_and_resumes(
         ]
 
     await record_replay_resume("google-genai-afc", scenario, server, cassette_dir)
+
+
+# -- tool_policy="deny" ---------------------------------------------------------------------------------
+async def test_a_denied_tool_fails_the_run_under_each_framework(
+    server: LLMServer, cassette_dir: Path
+) -> None:
+    """pydantic-ai and LangChain let a tool's exception through; the OpenAI Agents SDK turns it into a
+    message for the model unless ``failure_error_function=None`` (google-genai's automatic function
+    calling always does: the denial then reaches the model as the tool's error, see docs/agents.md)."""
+    SENT.clear()
+    deny = {"get_weather": "deny"}
+    pydantic_agent = Agent(
+        AnthropicModel("claude-sonnet-4-5", provider=AnthropicProvider(api_key=SENTINEL, base_url=server.url))
+    )
+    pydantic_agent.tool_plain(llmvcr.tool(get_weather))
+    with (
+        llmvcr.use_cassette("deny-pydantic-ai", tool_policy=deny),
+        pytest.raises(ToolDeniedError, match="get_weather"),
+    ):
+        await pydantic_agent.run(FIRST)
+
+    weather = langchain_tool(llmvcr.tool(get_weather))
+    model = ChatAnthropic(model="claude-sonnet-4-5", api_key=SENTINEL, base_url=server.url, max_retries=0)
+    with (
+        llmvcr.use_cassette("deny-langchain", tool_policy=deny),
+        pytest.raises(ToolDeniedError, match="get_weather"),
+    ):
+        reply = model.bind_tools([weather]).invoke([HumanMessage(FIRST)])
+        weather.invoke(reply.tool_calls[0]["args"])
+
+    client = AsyncOpenAI(api_key=SENTINEL, base_url=server.url + "/v1", max_retries=0)
+    strict = function_tool(llmvcr.tool(get_weather), failure_error_function=None)
+    openai_agent = OpenAIAgent(
+        name="weather", model=OpenAIChatCompletionsModel(model="gpt-4o", openai_client=client), tools=[strict]
+    )
+    with llmvcr.use_cassette("deny-openai-agents", tool_policy=deny), pytest.raises(UserError) as caught:
+        await Runner.run(openai_agent, FIRST)
+    assert isinstance(caught.value.__cause__, ToolDeniedError), caught.value
+    assert SENT == []  # denied: the tool body never ran
