@@ -1,0 +1,42 @@
+"""A FastMCP server for the tests: a tool that returns the time now, one that adds, and one that
+asks the client to sample (a server request inside a tool call)."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.types import SamplingMessage, TextContent
+
+app = MCPServer("clock")
+
+
+@app.tool()
+def now() -> str:
+    """The time now, to the nanosecond: a different answer every run."""
+    return str(time.time_ns())
+
+
+@app.tool()
+def add(a: int, b: int) -> int:
+    """a + b"""
+    return a + b
+
+
+@app.tool()
+async def ask(question: str, ctx: Context) -> str:
+    """Ask the client's model (a sampling request to the client) and log on the way."""
+    await ctx.info(f"asking {question}")
+    result = await ctx.session.create_message(
+        messages=[SamplingMessage(role="user", content=TextContent(type="text", text=question))],
+        max_tokens=10,
+    )
+    return result.content.text if isinstance(result.content, TextContent) else "?"
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "http":
+        app.run("streamable-http", port=int(sys.argv[2]))
+    else:
+        app.run("stdio")
