@@ -23,7 +23,7 @@ from .. import _active
 from ..providers import _internals
 from ..providers._driver import LibraryPatches
 from ..providers._patch import Patch
-from ..providers.base import Seam, add_seam, installed, when_imported
+from ..providers.base import Seam, add_seam, installed, recorded_elsewhere, when_imported
 from ..wire import mcp as wire
 from . import http
 from .exchange import Exchange
@@ -56,7 +56,11 @@ def _transport_init(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> None
     wrapped(*args, **kwargs)
     session = _open_session()
     if session is not None:
-        _exchanges[instance] = Exchange.open(session, http.server_of(instance))  # or raises
+        exchange = _exchanges[instance] = Exchange.open(session, http.server_of(instance))  # or raises
+        if not exchange.replaying:  # its requests are this connection's entries, not unrecorded calls
+            url = str(instance.url).partition("?")[0]
+            recorded_elsewhere(url, 1)
+            weakref.finalize(instance, recorded_elsewhere, url, -1)
 
 
 async def _post_writer(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> None:

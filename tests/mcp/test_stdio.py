@@ -13,6 +13,7 @@ import pytest
 pytest.importorskip("mcp.client.session")  # (tests/mcp is on the path too: a bare "mcp" is found)
 
 from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
 from mcp.types import CreateMessageResult, TextContent
 
 import llmvcr
@@ -27,8 +28,8 @@ async def _sampling(context: Any, params: Any) -> CreateMessageResult:
     )
 
 
-async def _session(command: str, *, env: dict[str, str] | None = None) -> dict[str, Any]:
-    params = StdioServerParameters(command=command, args=[str(SERVER)], env=env)
+async def _session(command: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+    params = StdioServerParameters(command=command, args=[str(SERVER), *ARGS], env=env)
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write, sampling_callback=_sampling) as session:
             await session.initialize()
@@ -58,36 +59,121 @@ def _spawned(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     return started
 
 
-@pytest.mark.slow
-def test_a_stdio_session_replays_with_its_server_gone(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_network: list[Any]
-) -> None:
-    path = tmp_path / "clock.yaml"
+pytestmark = pytest.mark.slow  # each module records a live server once (about 3 s)
+KEY_ENV = "sk-envsentinel-0123456789abcdefghijklmnopqrst"
+KEY_ARG = "sk-argsentinel-0123456789abcdefghijklmnopqrst"
+KEY_EQ = "tok-eqsentinel-0123456789abcdefghijklmnopqrst"
+ARGS = ["--api-key", KEY_ARG, f"--token={KEY_EQ}"]
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    """One recording of the clock server, its command line and environment holding keys."""
+    path = tmp_path_factory.mktemp("mcp") / "clock.yaml"
     with llmvcr.use_cassette(str(path), record_mode="once"):
-        recorded = anyio.run(_session, sys.executable)
-    assert recorded["tools"] == ["add", "ask", "now"] and recorded["add"] == "5"
-    assert recorded["ask"] == "forty-two"
+        answers = anyio.run(_session, sys.executable, {"CLOCK_API_KEY": KEY_ENV})
+    return path, answers
+
+
+def test_a_stdio_session_is_recorded_both_ways_in_order(recorded: tuple[Path, dict[str, Any]]) -> None:
+    path, answers = recorded
+    assert answers["tools"] == ["add", "ask", "now"] and answers["add"] == "5"
+    assert answers["ask"] == "forty-two"
     entries = load_cassette(str(path)).entries
     assert {e.provider for e in entries} == {"mcp"}
-    assert [e.request.method for e in entries] == [
-        "initialize",
+    methods = [e.request.method for e in entries]
+    assert methods == ["initialize", "tools/list", "tools/call", "tools/call", "tools/call"]
+    assert entries[0].request.path == "stdio:python clock_server.py --api-key <REDACTED> --token=<REDACTED>"
+    assert entries[0].response.status == 200 and "serverInfo" in entries[0].response.body["result"]
+    ask = entries[-1].response.stream or []
+    assert [(e["event"], e["data"].get("method")) for e in ask] == [
+        ("server", "notifications/message"),
+        ("server", "sampling/createMessage"),
+        ("client", None),  # the client's answer to the server's request
+    ]
+    times = [e["t"] for e in ask]
+    assert times == sorted(times) and all(isinstance(t, float) for t in times)
+    assert "id" not in (entries[2].request.body or {})
+
+
+def test_no_key_of_the_command_line_or_environment_reaches_the_cassette(
+    recorded: tuple[Path, dict[str, Any]],
+) -> None:
+    text = recorded[0].read_text()
+    for key in (KEY_ENV, KEY_ARG, KEY_EQ):
+        assert key not in text
+
+
+def test_replay_starts_nothing_and_answers_as_recorded(
+    recorded: tuple[Path, dict[str, Any]], monkeypatch: pytest.MonkeyPatch, no_network: list[Any]
+) -> None:
+    path, answers = recorded
+    started = _spawned(monkeypatch)
+    with llmvcr.use_cassette(str(path), record_mode="none") as cassette:
+        replayed = anyio.run(_session, "/nonexistent/bin/python3.12")
+    assert replayed == answers  # the recorded time, not the time now; the SDK's own types parsed it
+    assert started == [] and no_network == []
+    assert cassette.unplayed == []
+
+
+async def _add(command: str, a: int) -> Any:
+    params = StdioServerParameters(command=command, args=[str(SERVER), *ARGS])
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write, sampling_callback=_sampling) as session:
+            await session.initialize()
+            try:
+                return await session.call_tool("add", {"a": a, "b": 3})
+            except MCPError as err:
+                return err
+
+
+def test_a_call_the_cassette_does_not_hold_raises_naming_the_server_method_and_diff(
+    recorded: tuple[Path, dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started = _spawned(monkeypatch)
+    with llmvcr.use_cassette(str(recorded[0]), record_mode="none", on_unplayed="ignore"):
+        caught = anyio.run(_add, "/nonexistent/python", 7)
+    assert isinstance(caught, MCPError)  # the SDK's own error, at the call, with llmvcr's message
+    text = str(caught)
+    assert text.startswith("llmvcr: no recorded entry in")
+    assert "stdio:python clock_server.py" in text and "tools/call" in text
+    assert "arguments.a" in text and "2" in text and "7" in text
+    assert KEY_ARG not in text
+    assert started == []
+
+
+def test_a_replay_only_cassette_with_nothing_for_a_server_fails_before_starting_it(
+    recorded: tuple[Path, dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started = _spawned(monkeypatch)
+
+    async def other() -> None:
+        params = StdioServerParameters(command=sys.executable, args=["other_server.py"])
+        async with stdio_client(params):
+            pass
+
+    with llmvcr.use_cassette(str(recorded[0]), record_mode="none", on_unplayed="ignore"):
+        with pytest.raises(
+            llmvcr.ReplayDivergence, match=r"no MCP traffic for the server stdio:python other_server\.py"
+        ):
+            anyio.run(other)
+    assert started == []
+
+
+def test_recorded_mcp_requests_the_run_did_not_make_are_unplayed(
+    recorded: tuple[Path, dict[str, Any]],
+) -> None:
+    async def first_only() -> None:
+        params = StdioServerParameters(command="python", args=[str(SERVER), *ARGS])
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write, sampling_callback=_sampling) as session:
+                await session.initialize()
+
+    with llmvcr.use_cassette(str(recorded[0]), record_mode="none", on_unplayed="ignore") as cassette:
+        anyio.run(first_only)
+    assert [e.request.method for e in cassette.unplayed] == [
         "tools/list",
         "tools/call",
         "tools/call",
         "tools/call",
     ]
-    assert entries[0].request.path == "stdio:python clock_server.py"
-    ask = entries[-1].response.stream or []
-    assert [(e["event"], e["data"].get("method")) for e in ask] == [
-        ("server", "notifications/message"),
-        ("server", "sampling/createMessage"),
-        ("client", None),
-    ]
-    assert all(isinstance(e["t"], float) for e in ask)
-
-    started = _spawned(monkeypatch)
-    with llmvcr.use_cassette(str(path), record_mode="none") as cassette:
-        replayed = anyio.run(_session, "/nonexistent/bin/python")
-    assert replayed == recorded  # the recorded time, not the time now
-    assert started == [] and no_network == []
-    assert cassette.unplayed == []
