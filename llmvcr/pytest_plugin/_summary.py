@@ -89,6 +89,8 @@ class TestCounts(Value):
     dollars: float = 0.0
     priced: int = 0  # replayed calls with a list price
     unpriced: int = 0  # replayed calls whose usage genai-prices cannot price (a model it does not know)
+    mcp_replayed: int = 0  # of ``replayed`` and ``recorded``: MCP requests (``provider: mcp``), not LLM calls
+    mcp_recorded: int = 0
 
 
 _COUNTS = [f.name for f in fields(TestCounts) if f.name != "test"]  # what the workers' rows add up
@@ -124,6 +126,10 @@ class RunSummary(Value):
             row = self.per_test.setdefault(name, TestCounts(name))
             row.replayed += session.replayed
             row.recorded += session.recorded
+            row.mcp_replayed += sum(1 for entry in session.served if entry.provider == "mcp")
+            cassette = session.cassette
+            new = range(cassette.loaded_count, len(cassette))
+            row.mcp_recorded += sum(1 for i in new if cassette.entry(i).provider == "mcp")
             row.writes += session.writes
             row.unplayed += unplayed
             if session.unrecorded:
@@ -204,14 +210,21 @@ class RunSummary(Value):
         if not self.per_test:
             return []
         rows = list(self.per_test.values())
-        replayed = sum(r.replayed for r in rows)
-        recorded = sum(r.recorded for r in rows)
+        mcp_replayed = sum(r.mcp_replayed for r in rows)
+        mcp_recorded = sum(r.mcp_recorded for r in rows)
+        replayed = sum(r.replayed for r in rows) - mcp_replayed
+        recorded = sum(r.recorded for r in rows) - mcp_recorded
         unplayed = sum(self.unplayed.values())
         tokens = sum(r.tokens for r in rows)
         usd, priced, unpriced = (sum(getattr(r, k) for r in rows) for k in ("dollars", "priced", "unpriced"))
         line = (
             f"llmvcr: {plural(replayed, 'LLM call')} replayed, {recorded:,} recorded, "
-            f"{plural(len(self.written), 'cassette')} written, "
+            + (
+                f"{plural(mcp_replayed, 'MCP request')} replayed, {mcp_recorded:,} recorded, "
+                if mcp_replayed or mcp_recorded
+                else ""
+            )
+            + f"{plural(len(self.written), 'cassette')} written, "
             f"{plural(unplayed, 'unplayed entry', 'unplayed entries')}; "
             f"replay saved {plural(tokens, 'token')}"
         )
