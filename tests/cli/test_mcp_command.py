@@ -37,7 +37,7 @@ def test_llmvcr_mcp_records_a_stdio_server_and_replays_it_without_starting_it(
     monkeypatch.delenv("CI", raising=False)
     path = tmp_path / "wrapped.yaml"
     recorded = anyio.run(_client, ["--cassette", str(path), "--", sys.executable, str(SERVER)])
-    assert recorded[0] == ["add", "ask", "now"] and recorded[2] == "3"
+    assert recorded[0] == ["add", "ask", "now", "weather"] and recorded[2] == "3"
     entries = load_cassette(str(path)).entries
     assert [e.request.method for e in entries] == ["initialize", "tools/list", "tools/call", "tools/call"]
     assert {e.request.path for e in entries} == {"stdio:python clock_server.py"}

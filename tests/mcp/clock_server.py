@@ -1,5 +1,6 @@
-"""A FastMCP server for the tests: a tool that returns the time now, one that adds, and one that
-asks the client to sample (a server request inside a tool call)."""
+"""A server for the tests, written with the SDK's MCPServer (FastMCP as mcp 2 names it): tools that
+return the time now, one that adds, and one that asks the client to sample (a server request inside
+a tool call)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,12 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import SamplingMessage, TextContent
 
 app = MCPServer("clock")
+
+
+@app.tool()
+def weather(city: str) -> str:
+    """The weather in a city, as measured now (the loopback model calls the first tool it is given)."""
+    return f"21C in {city} at {time.time_ns()}"
 
 
 @app.tool()

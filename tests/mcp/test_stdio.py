@@ -77,7 +77,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, 
 
 def test_a_stdio_session_is_recorded_both_ways_in_order(recorded: tuple[Path, dict[str, Any]]) -> None:
     path, answers = recorded
-    assert answers["tools"] == ["add", "ask", "now"] and answers["add"] == "5"
+    assert answers["tools"] == ["add", "ask", "now", "weather"] and answers["add"] == "5"
     assert answers["ask"] == "forty-two"
     entries = load_cassette(str(path)).entries
     assert {e.provider for e in entries} == {"mcp"}
