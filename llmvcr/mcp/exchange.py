@@ -19,6 +19,7 @@ import warnings
 from collections import deque
 from typing import Any
 
+from ..cassette.entries import Request
 from ..errors import ReplayDivergence
 from ..providers.base import package_version
 from ..session import Decision, Session
@@ -131,7 +132,7 @@ class Exchange:
         try:
             decision = self.session.decide(PROVIDER, request)
         except ReplayDivergence as err:
-            return [wire.error_answer(message["id"], str(err))]
+            return [wire.error_answer(message["id"], self._tools_changed(request) + str(err))]
         if decision.fault is not None:
             return [wire.error_answer(message["id"], decision.fault.message)]
         if decision.entry is None:
@@ -150,6 +151,33 @@ class Exchange:
                 self._queue.append(data)
         self._queue.append(wire.answer_of(decision.entry.response, message["id"]))
         return self._ready()
+
+    def _tools_changed(self, request: Request) -> str:
+        """When a tool is called that the recorded ``tools/list`` did not list, that comes first."""
+        body = request.body if isinstance(request.body, dict) else {}
+        if request.method != "tools/call" or not isinstance(body.get("name"), str):
+            return ""
+        listed: set[str] = set()
+        cassette = self.session.cassette
+        for i in range(len(cassette)):
+            entry = cassette.entry(i)
+            if (
+                entry.provider != wire.NAME
+                or entry.request.path != self.shown
+                or entry.request.method != "tools/list"
+            ):
+                continue
+            answer = entry.response.body if isinstance(entry.response.body, dict) else {}
+            result = answer.get("result")
+            tools = result.get("tools") if isinstance(result, dict) else None
+            listed.update(str(t.get("name")) for t in tools or [] if isinstance(t, dict))
+        if not listed or body["name"] in listed:
+            return ""
+        return (
+            f"llmvcr: the tools of the MCP server {self.shown} changed since recording: {body['name']!r} "
+            f"is not among its recorded tools ({', '.join(sorted(str(n) for n in listed))}); re-record "
+            f"with record_mode='all'.\n"
+        )
 
     def _ready(self) -> list[JSON]:
         out: list[JSON] = []

@@ -177,3 +177,36 @@ def test_recorded_mcp_requests_the_run_did_not_make_are_unplayed(
         "tools/call",
         "tools/call",
     ]
+
+
+def test_a_tool_the_recorded_tools_list_does_not_hold_is_said_first(
+    recorded: tuple[Path, dict[str, Any]],
+) -> None:
+    async def call_missing() -> Any:
+        params = StdioServerParameters(command="python", args=[str(SERVER), *ARGS])
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write, sampling_callback=_sampling) as session:
+                await session.initialize()
+                try:
+                    return await session.call_tool("forecast", {"city": "Paris"})
+                except MCPError as err:
+                    return err
+
+    with llmvcr.use_cassette(str(recorded[0]), record_mode="none", on_unplayed="ignore"):
+        caught = anyio.run(call_missing)
+    assert isinstance(caught, MCPError)
+    first, _, rest = str(caught).partition("\n")
+    assert (
+        "tools of the MCP server stdio:python clock_server.py" in first and "changed since recording" in first
+    )
+    assert "'forecast' is not among its recorded tools (add, ask, now, weather)" in first
+    assert "no recorded entry" in rest  # then the divergence itself
+
+
+def test_ignore_applies_to_mcp_params(recorded: tuple[Path, dict[str, Any]]) -> None:
+    with llmvcr.use_cassette(
+        str(recorded[0]), record_mode="none", on_unplayed="ignore", ignore=["arguments.a"]
+    ):
+        answer = anyio.run(_add, "python", 99)  # recorded with a=2: the ignored path does not count
+    assert not isinstance(answer, MCPError)
+    assert answer.content[0].text == "5"  # the recorded answer
