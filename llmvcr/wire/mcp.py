@@ -20,6 +20,7 @@ arrived while no request was in flight is kept on the next request's stream with
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 from typing import Any
@@ -120,3 +121,11 @@ def http_server(url: str) -> str:
     query or credentials."""
     parts = urlsplit(str(url))
     return f"{parts.scheme}://{parts.hostname or ''}{parts.path or '/'}"
+
+
+def sdk_installed() -> bool:
+    """Whether the ``mcp`` SDK can be imported here (its client, not merely a folder named ``mcp``)."""
+    try:
+        return importlib.util.find_spec("mcp.client") is not None
+    except (ImportError, ValueError):
+        return False
