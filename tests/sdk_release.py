@@ -124,6 +124,7 @@ RENAMES: dict[str, dict[str, Rename]] = {
     "mcp": {  # renamed by tests/mcp/test_internals_mcp.py (its own environment installs mcp)
         "mcp.stdio.spawn": Rename("mcp", ((r"\b_create_platform_compatible_process\b", "_spawn_server_v2"),)),
         "mcp.http.writer": Rename("mcp", ((r"\bpost_writer\b", "post_writer_v2"),)),
+        "mcp.http.get_stream": Rename("mcp", ((r"\bhandle_get_stream\b", "handle_get_stream_v2"),)),
     },
     "aiohttp": {
         "aiohttp.request": Rename(

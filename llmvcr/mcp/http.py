@@ -98,3 +98,13 @@ def server_of(transport: Any) -> str:
 def seen(reader: Any, writer: Any, exchange: Exchange) -> tuple[Any, Any]:
     """The transport's two streams, seen by a recording exchange."""
     return _SeenReader(reader, exchange), _SeenWriter(writer, exchange)
+
+
+def seen_writer(writer: Any, exchange: Exchange) -> Any:
+    """The client's incoming stream of a GET stream, seen by a recording exchange (never closes it)."""
+    return _SeenGet(writer, exchange)
+
+
+class _SeenGet(_SeenWriter):
+    async def __aexit__(self, *exc: Any) -> Any:  # the GET stream does not own the connection's end
+        return await self._inner.__aexit__(*exc)

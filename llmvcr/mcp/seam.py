@@ -63,8 +63,17 @@ def _transport_init(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> None
             weakref.finalize(instance, recorded_elsewhere, url, -1)
 
 
+async def _get_stream(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> None:
+    """The GET stream a live streamable HTTP connection opens for what the server sends unasked."""
+    exchange = _exchanges.get(instance)
+    if exchange is None or exchange.replaying or len(args) < 2:
+        return await wrapped(*args, **kwargs)  # type: ignore[no-any-return]
+    client, writer, *rest = args
+    return await wrapped(client, http.seen_writer(writer, exchange), *rest)  # type: ignore[no-any-return]
+
+
 async def _post_writer(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> None:
-    exchange = _exchanges.pop(instance, None)
+    exchange = _exchanges.get(instance)
     if exchange is None:
         return await wrapped(*args, **kwargs)  # type: ignore[no-any-return]
     client, reader, writer, write_stream, *rest = args
@@ -93,6 +102,9 @@ def _patches(module: Any) -> list[Patch]:
     out = [Patch(found[0], found[1], wrapper)]
     if name == _HTTP:
         out.append(Patch(found[0], "__init__", _transport_init))
+        get_stream = _internals.resolve("mcp.http.get_stream")  # a fallback: warned once when missing
+        if get_stream is not None:
+            out.append(Patch(get_stream[0], get_stream[1], _get_stream))
     return out
 
 

@@ -119,6 +119,9 @@ INTERNALS: tuple[Internal, ...] = (
              "mcp 2.3.0", ERROR, _MCP_REFUSED),
     Internal("mcp.http.writer", "mcp.client.streamable_http:StreamableHTTPTransport.post_writer",
              "attribute", "mcp 2.3.0", ERROR, _MCP_REFUSED),
+    Internal("mcp.http.get_stream", "mcp.client.streamable_http:StreamableHTTPTransport.handle_get_stream",
+             "attribute", "mcp 2.3.0", FALLBACK,
+             "what a streamable HTTP server sends outside any request (over its GET stream) is not recorded"),
     # -- lm15, vendored by DSPy --------------------------------------------------------------------
     Internal("dspy.lm15", "dspy._vendor.lm15.transports", "module", "dspy 3.4.1", ERROR,
              "DSPy's LM calls inside a cassette raise (its lm15 transports cannot be intercepted)"),
