@@ -44,7 +44,7 @@ def attempt(fn):
     try:
         return ["ok", anyio.run(fn)]
     except BaseException as err:
-        while isinstance(err, BaseExceptionGroup):
+        while getattr(err, "exceptions", None):
             err = err.exceptions[0]
         return [type(err).__name__, str(err)]
 
