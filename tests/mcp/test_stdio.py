@@ -63,7 +63,8 @@ pytestmark = pytest.mark.slow  # each module records a live server once (about 3
 KEY_ENV = "sk-envsentinel-0123456789abcdefghijklmnopqrst"
 KEY_ARG = "sk-argsentinel-0123456789abcdefghijklmnopqrst"
 KEY_EQ = "tok-eqsentinel-0123456789abcdefghijklmnopqrst"
-ARGS = ["--api-key", KEY_ARG, f"--token={KEY_EQ}"]
+KEY_BARE = "sk-ant-api03-baresentinel0123456789abcdefghijklmnopqrstuvwxyzAB"  # a positional argument
+ARGS = ["--api-key", KEY_ARG, f"--token={KEY_EQ}", KEY_BARE]
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +84,8 @@ def test_a_stdio_session_is_recorded_both_ways_in_order(recorded: tuple[Path, di
     assert {e.provider for e in entries} == {"mcp"}
     methods = [e.request.method for e in entries]
     assert methods == ["initialize", "tools/list", "tools/call", "tools/call", "tools/call"]
-    assert entries[0].request.path == "stdio:python clock_server.py --api-key <REDACTED> --token=<REDACTED>"
+    name = entries[0].request.path
+    assert name.startswith("stdio:python clock_server.py --api-key <REDACTED> --token=<REDACTED> <REDACTED")
     assert entries[0].response.status == 200 and "serverInfo" in entries[0].response.body["result"]
     ask = entries[-1].response.stream or []
     assert [(e["event"], e["data"].get("method")) for e in ask] == [
@@ -100,7 +102,7 @@ def test_no_key_of_the_command_line_or_environment_reaches_the_cassette(
     recorded: tuple[Path, dict[str, Any]],
 ) -> None:
     text = recorded[0].read_text()
-    for key in (KEY_ENV, KEY_ARG, KEY_EQ):
+    for key in (KEY_ENV, KEY_ARG, KEY_EQ, KEY_BARE):
         assert key not in text
 
 
