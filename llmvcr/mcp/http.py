@@ -82,13 +82,18 @@ class _SeenWriter:
 async def replay_writer(exchange: Exchange, reader: Any, writer: Any, write_stream: Any) -> None:
     """The transport's writer task, answered from the cassette: nothing is sent."""
     session_message = importlib.import_module("mcp.shared.message").SessionMessage  # public, loaded by now
-    adapter = importlib.import_module("mcp.types").jsonrpc_message_adapter
+    types = importlib.import_module("mcp.types")
+    adapter = getattr(types, "jsonrpc_message_adapter", None)  # the 1.x line has the model only
+    parse = (
+        (lambda m: adapter.validate_python(m, by_name=False))
+        if adapter
+        else types.JSONRPCMessage.model_validate
+    )
     async with reader, writer, write_stream:
         async for item in reader:
             message = dump(item)
             for answer in exchange.from_client(message):
-                parsed = adapter.validate_python(answer, by_name=False)
-                await writer.send(session_message(parsed))
+                await writer.send(session_message(parse(answer)))
 
 
 def server_of(transport: Any) -> str:

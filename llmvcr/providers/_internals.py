@@ -116,11 +116,11 @@ INTERNALS: tuple[Internal, ...] = (
              ERROR, _AIOHTTP_SERVE),
     # -- the mcp SDK's client transports -------------------------------------------------------------
     Internal("mcp.stdio.spawn", "mcp.client.stdio:_create_platform_compatible_process", "attribute",
-             "mcp 2.3.0", ERROR, _MCP_REFUSED),
+             "mcp 1.30.0, 2.3.0", ERROR, _MCP_REFUSED),
     Internal("mcp.http.writer", "mcp.client.streamable_http:StreamableHTTPTransport.post_writer",
-             "attribute", "mcp 2.3.0", ERROR, _MCP_REFUSED),
+             "attribute", "mcp 1.30.0, 2.3.0", ERROR, _MCP_REFUSED),
     Internal("mcp.http.get_stream", "mcp.client.streamable_http:StreamableHTTPTransport.handle_get_stream",
-             "attribute", "mcp 2.3.0", FALLBACK,
+             "attribute", "mcp 1.30.0, 2.3.0", FALLBACK,
              "what a streamable HTTP server sends outside any request (over its GET stream) is not recorded"),
     # -- lm15, vendored by DSPy --------------------------------------------------------------------
     Internal("dspy.lm15", "dspy._vendor.lm15.transports", "module", "dspy 3.4.1", ERROR,

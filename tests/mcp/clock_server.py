@@ -7,7 +7,11 @@ from __future__ import annotations
 import sys
 import time
 
-from mcp.server.mcpserver import Context, MCPServer
+try:
+    from mcp.server.mcpserver import Context, MCPServer
+except ImportError:  # the SDK's 1.x line names it FastMCP
+    from mcp.server.fastmcp import Context
+    from mcp.server.fastmcp import FastMCP as MCPServer
 from mcp.types import SamplingMessage, TextContent
 
 app = MCPServer("clock")
@@ -44,6 +48,10 @@ async def ask(question: str, ctx: Context) -> str:
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "http":
-        app.run("streamable-http", port=int(sys.argv[2]))
+        try:
+            app.run("streamable-http", port=int(sys.argv[2]))
+        except TypeError:  # the SDK's 1.x line takes the port from its settings
+            app.settings.port = int(sys.argv[2])
+            app.run("streamable-http")
     else:
         app.run("stdio")
