@@ -40,7 +40,8 @@ def test_unplayed_mcp_entries_without_the_mcp_sdk_raise_a_clear_error(
         )
     )
     save_cassette(str(path), cassette)
-    monkeypatch.setitem(sys.modules, "mcp", None)  # not installed here
+    for name in ("mcp", "mcp.client"):  # not installed here (nor imported by an earlier test)
+        monkeypatch.setitem(sys.modules, name, None)
     with pytest.raises(
         LLMVCRError, match=r"1 MCP entries were not used, and the mcp package is not installed"
     ):
