@@ -94,6 +94,7 @@ def relay(exchange: Exchange, command: list[str], stdin: IO[bytes], stdout: IO[b
         with lock:
             exchange.from_server(message)
         _write(stdout, out_lock, line)
+    child.stdout.close()
     code = child.wait()
     with lock:
         exchange.close()
