@@ -229,8 +229,19 @@ class Exchange:
             self._idle.append({"event": side, "data": message, "at": now})
 
     def close(self) -> None:
-        """The connection ends: a live request never answered is said, never dropped silently."""
-        if self.replaying or not self._turns:
+        """The connection ends: a live request never answered, or a server message after the last
+        request, is said, never dropped silently."""
+        if self.replaying:
+            return
+        late = [e for e in self._idle if e.get("event") == wire.SERVER]
+        self._idle = []
+        if late:
+            warnings.warn(
+                f"llmvcr: {self.session.path}: the MCP server {self.shown} sent {len(late)} message(s) after "
+                f"the last request of its connection; no request holds them, so they were not recorded",
+                stacklevel=2,
+            )
+        if not self._turns:
             return
         pending = [t for t in self._turns.values() if t.decision is not None]
         self._turns.clear()
