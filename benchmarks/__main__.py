@@ -1,6 +1,7 @@
 """``python -m benchmarks``: see :mod:`benchmarks.run`; ``python -m benchmarks suite``: :mod:`benchmarks.suite`;
 ``python -m benchmarks linear``: :mod:`benchmarks.linear`; ``python -m benchmarks proxy``: :mod:`benchmarks.proxy`;
-``python -m benchmarks view``: :mod:`benchmarks.view`; ``python -m benchmarks tools``: :mod:`benchmarks.tools`."""
+``python -m benchmarks view``: :mod:`benchmarks.view`; ``python -m benchmarks tools``: :mod:`benchmarks.tools`;
+``python -m benchmarks mcp``: :mod:`benchmarks.mcp`."""
 
 import sys
 
@@ -13,6 +14,10 @@ if sys.argv[1:2] == ["proxy"]:
     from .proxy import main as proxy_main
 
     raise SystemExit(proxy_main(sys.argv[2:]))
+if sys.argv[1:2] == ["mcp"]:
+    from .mcp import main as mcp_main
+
+    raise SystemExit(mcp_main(sys.argv[2:]))
 if sys.argv[1:2] == ["view"]:
     from .view import main as view_main
 

@@ -68,11 +68,14 @@ _faults: list[Fault] = []
 _lock = threading.Lock()
 
 
+NOT_LLM = frozenset({"mcp", "tool"})  # entry kinds that are not model calls: counted only when named
+
+
 def take(provider: str) -> Fault | None:
     """Count one call of ``provider``; the fault due on it, if any."""
     with _lock:
         for fault in _faults:
-            if fault.provider in (None, provider):
+            if fault.provider == provider or (fault.provider is None and provider not in NOT_LLM):
                 fault.seen += 1
                 if fault.seen == fault.call:
                     fault.fired += 1

@@ -46,6 +46,7 @@ class Rename(NamedTuple):
 
 RESPONSES = r"\.responses\.responses$"
 FRAMEWORKS = ("google", "aiohttp", "dspy")  # families whose packages only the frameworks suite installs
+OWN_SUITES = ("mcp",)  # families renamed by a suite of their own (tests/mcp/test_internals_mcp.py)
 
 
 def stainless(package: str) -> dict[str, Rename]:
@@ -119,6 +120,11 @@ RENAMES: dict[str, dict[str, Rename]] = {
             "dspy", ((r"\b_vendor\.lm15\b", "_vendor.lm15_moved"),),
             moved=("dspy._vendor.lm15", "dspy._vendor.lm15_moved"),
         ),
+    },
+    "mcp": {  # renamed by tests/mcp/test_internals_mcp.py (its own environment installs mcp)
+        "mcp.stdio.spawn": Rename("mcp", ((r"\b_create_platform_compatible_process\b", "_spawn_server_v2"),)),
+        "mcp.http.writer": Rename("mcp", ((r"\bpost_writer\b", "post_writer_v2"),)),
+        "mcp.http.get_stream": Rename("mcp", ((r"\bhandle_get_stream\b", "handle_get_stream_v2"),)),
     },
     "aiohttp": {
         "aiohttp.request": Rename(

@@ -195,7 +195,7 @@ FLOORS: list[set[str]] = [
     {"session"},
     {"_active"},
     {"providers", "freshness"},
-    {"proxy", "api", "clients", "convert", "playlog"},
+    {"proxy", "api", "clients", "convert", "playlog", "mcp"},
     {"view"},
     {"pytest_plugin", "cli", "adapters", "__init__"},
     {"__main__", "demo"},
@@ -213,6 +213,7 @@ FOLDERS = {
     "pytest_plugin",
     "proxy",
     "view",
+    "mcp",
 }
 
 

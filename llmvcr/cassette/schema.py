@@ -76,7 +76,7 @@ def entry_to_mapping(entry: Entry) -> dict[str, Any]:
             response["timing"] = Inline(timing)
         else:
             response["stream"] = res.stream
-    else:
+    if res.stream is None or res.body is not None:  # an MCP answer keeps its body beside its stream
         response["body"] = res.body
     if res.truncated:
         response["truncated"] = True

@@ -12,6 +12,7 @@
     llmvcr plan [PYTEST_ARGS...]          replay the suite; what to re-record, by cause, with its cost
     llmvcr migrate [PATH] [--write]       a pytest-recording suite onto llmvcr's marker (a diff first)
     llmvcr serve [--port N] [--upstream P=URL]  a local proxy: any language's SDK records and replays
+    llmvcr mcp --cassette F -- COMMAND    a stdio MCP server for any client, recorded or answered from F
     llmvcr view PATH... [-o FILE] [--open] one self-contained HTML page of cassettes
 
 Errors are one line on stderr (what went wrong, with which file, and what to do) and exit status 2;
@@ -39,6 +40,7 @@ from . import fresh
 from .files import cmd_convert, cmd_prune, cmd_rehash, cmd_scan
 from .fresh import arg
 from .inspect import cmd_diff, cmd_ls, cmd_show
+from .mcp import add_parser as add_mcp_parser
 from .migrate import add_parser as add_migrate_parser
 from .reading import SOURCES, TARGETS
 from .serve import add_parser as add_serve_parser
@@ -208,6 +210,7 @@ def build_parser() -> argparse.ArgumentParser:
         command.set_defaults(run=run)
     add_migrate_parser(commands)
     add_serve_parser(commands)
+    add_mcp_parser(commands)
     add_view_parser(commands)
     return parser
 

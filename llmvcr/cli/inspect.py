@@ -9,7 +9,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import Any, TextIO
 
-from ..cassette import Cassette
+from ..cassette import Cassette, Entry
 from ..convert import JSON, OPENAI_FINISH, read_call
 from ..convert.tool_calls import asked_by, tool_call_of, tool_lines
 from ..errors import CommandError, LLMVCRError
@@ -19,6 +19,7 @@ from ..storage.formats import OWN, in_place
 from ..view import write_diff
 from ..view.compare import entry_tree
 from ..wire import error_message, lookup, model_of, stream_finished
+from ..wire import mcp as mcp_wire
 from .reading import SUFFIXES, cassette_folders, entries, existing, load_any, models, size, sniff
 
 
@@ -140,6 +141,10 @@ def show_lines(cassette: Cassette, fmt: str = "llmvcr") -> Iterator[str]:
     every = cassette.entries
     asked = asked_by(every)
     for position, entry in enumerate(every):
+        if entry.provider == mcp_wire.NAME:
+            yield ""
+            yield from _mcp_lines(position, entry)
+            continue
         tool = tool_call_of(entry)
         if tool is not None:
             yield ""
@@ -186,6 +191,29 @@ def show_lines(cassette: Cassette, fmt: str = "llmvcr") -> Iterator[str]:
             reason = OPENAI_FINISH.get(reason, reason)
         yield f"    ({reason}; {u['input_tokens']} in, {u['output_tokens']} out)"
         history = [*messages, call.response["message"]]
+
+
+def _mcp_lines(position: int, entry: Entry) -> Iterator[str]:
+    """An MCP request on the timeline: the server, the method (a tool's name), the params, the answer."""
+    req, res = entry.request, entry.response
+    body = req.body if isinstance(req.body, dict) else {}
+    tool = f" {body['name']}" if req.method == "tools/call" and "name" in body else ""
+    yield f"[{position}] mcp {req.method}{tool} · {req.path} · {res.status}"
+    shown = body.get("arguments", body) if tool else body
+    if shown:
+        text = json.dumps(shown, ensure_ascii=False)
+        yield f"    params: {text[:200]}" + ("…" if len(text) > 200 else "")
+    answer = res.body if isinstance(res.body, dict) else {}
+    if "error" in answer:
+        yield f"  → error: {(answer['error'] or {}).get('message')}"
+    else:
+        result = answer.get("result")
+        content = result.get("content") if isinstance(result, dict) else None
+        texts = [c.get("text") for c in content or [] if isinstance(c, dict) and c.get("type") == "text"]
+        text = " ".join(t for t in texts if t) if texts else json.dumps(result, ensure_ascii=False)
+        yield f"  → {text[:200]}" + ("…" if len(text) > 200 else "")
+    if res.stream:
+        yield f"    ({len(res.stream)} messages while in flight)"
 
 
 def cmd_show(args: argparse.Namespace, out: TextIO) -> int:

@@ -19,6 +19,7 @@ from typing import Any
 from ..cassette import Cassette, Entry
 from ..cassette.age import plural
 from ..cassette.values import Value
+from ..faults import NOT_LLM
 from ..session import Session
 from ..storage.writer import atomic_write
 from .check import dollars
@@ -100,8 +101,9 @@ class Ledger:
     def on_session(self, session: Session, event: str) -> None:
         if event != "exit":
             return
-        replayed = Tally().add(session.served)
-        recorded = Tally().add(recorded_entries(session.cassette)) if session.recorded else Tally()
+        replayed = Tally().add(e for e in session.served if e.provider not in NOT_LLM)
+        fresh = recorded_entries(session.cassette) if session.recorded else []
+        recorded = Tally().add(e for e in fresh if e.provider not in NOT_LLM)
         with self._lock:
             name = self.test or "(outside tests)"
             row = self.per_test.setdefault(name, PerTest(name))

@@ -36,6 +36,7 @@ from ..errors import (
 from ..options import Options, settings
 from ..session import Session
 from ..storage.files import load_cassette
+from ..wire import mcp as mcp_wire
 
 
 def dollars(usd: float, priced: int, unpriced: int, at: str = "") -> str:
@@ -228,9 +229,15 @@ def at_close(session: Session, *, failed: bool) -> None:
     if failed:  # noted for the summary only
         _tell(Finding("unplayed", session.path, policy.test, f"{count} not used", "", ids))
         return
+    path = shown(session.path)
+    mcp = sum(1 for i in unplayed if cassette.entry(i).provider == mcp_wire.NAME)
+    if mcp and not mcp_wire.sdk_installed():  # the MCP sessions could not even be opened here
+        raise LLMVCRError(
+            f"{path}: {mcp} MCP entries were not used, and the mcp package is not installed: the MCP "
+            f"sessions this cassette recorded cannot be opened or replayed here. Install it (pip install mcp)"
+        )
     listed = "; ".join(_described(cassette.raw(i), i) for i in unplayed[:SHOWN])
     more = f"; and {len(unplayed) - SHOWN} more" if len(unplayed) > SHOWN else ""
-    path = shown(session.path)
     message = (
         f"{path}: {count} were not used: {listed}{more}. The code no longer makes these calls, or the "
         f"cassette is stale. Drop them after this run with: llmvcr prune {path}; or record the cassette "

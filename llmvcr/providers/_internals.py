@@ -56,6 +56,10 @@ _WIRE = (
     "calls are recognised at the HTTP seam by their User-Agent, host or wire format (an llmvcr error, "
     "such as a divergence, then reaches the caller as the cause of the SDK's connection error)"
 )
+_MCP_REFUSED = (
+    "an MCP ClientSession opened inside a cassette raises (its server's traffic cannot be recorded or "
+    "replayed)"
+)
 
 INTERNALS: tuple[Internal, ...] = (
     # -- a Stainless SDK's base client (anthropic, openai, groq, cerebras, ...) -----------------
@@ -110,6 +114,14 @@ INTERNALS: tuple[Internal, ...] = (
              _AIOHTTP_SERVE),
     Internal("aiohttp.raw_headers", "aiohttp:ClientResponse._raw_headers", "attribute", "aiohttp 3.14.5",
              ERROR, _AIOHTTP_SERVE),
+    # -- the mcp SDK's client transports -------------------------------------------------------------
+    Internal("mcp.stdio.spawn", "mcp.client.stdio:_create_platform_compatible_process", "attribute",
+             "mcp 1.30.0, 2.3.0", ERROR, _MCP_REFUSED),
+    Internal("mcp.http.writer", "mcp.client.streamable_http:StreamableHTTPTransport.post_writer",
+             "attribute", "mcp 1.30.0, 2.3.0", ERROR, _MCP_REFUSED),
+    Internal("mcp.http.get_stream", "mcp.client.streamable_http:StreamableHTTPTransport.handle_get_stream",
+             "attribute", "mcp 1.30.0, 2.3.0", FALLBACK,
+             "what a streamable HTTP server sends outside any request (over its GET stream) is not recorded"),
     # -- lm15, vendored by DSPy --------------------------------------------------------------------
     Internal("dspy.lm15", "dspy._vendor.lm15.transports", "module", "dspy 3.4.1", ERROR,
              "DSPy's LM calls inside a cassette raise (its lm15 transports cannot be intercepted)"),

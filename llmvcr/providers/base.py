@@ -229,10 +229,26 @@ def unclaimed(
     one that cannot gets ``UnrecognizedRequestError`` rather than a recorded call sent live), or None.
     """
     __tracebackhide__ = True
+    if url.partition("?")[0] in _recorded_elsewhere:
+        return None
     session = _active.session_for(client)
     if session is not None and session.open:
         return session.unclaimed(method, url, host, can_serve=can_serve)
     return None
+
+
+_recorded_elsewhere: dict[str, int] = {}  # URL -> open connections another seam records (an MCP server)
+
+
+def recorded_elsewhere(url: str, step: int) -> None:
+    """Requests to ``url`` are recorded by another seam (``step`` 1 while it is open, -1 after): the
+    HTTP seam lets them through without counting them as unrecorded calls."""
+    with lock:
+        count = _recorded_elsewhere.get(url, 0) + step
+        if count > 0:
+            _recorded_elsewhere[url] = count
+        else:
+            _recorded_elsewhere.pop(url, None)
 
 
 # -- the SDK funnel: the one method every call of an SDK passes above its retry loop ---------------

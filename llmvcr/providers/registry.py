@@ -21,6 +21,7 @@ SEAM_HOOKS = {
     "lm15.transports": "llmvcr.providers._lm15:on_import",
     _internals.where("dspy.lm15"): "llmvcr.providers._lm15:on_import",
     "dspy": "llmvcr.providers._lm15:on_dspy_import",  # checks its lm15 is where the line above waits
+    "mcp": "llmvcr.mcp.seam:on_import",  # MCP client sessions (a room above providers, named lazily)
 }
 
 

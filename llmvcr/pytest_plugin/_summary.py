@@ -92,6 +92,8 @@ class TestCounts(Value):
     unpriced: int = 0  # replayed calls whose usage genai-prices cannot price (a model it does not know)
     tools_replayed: int = 0  # of replayed: calls of an @llmvcr.tool
     tools_recorded: int = 0  # of recorded: calls of an @llmvcr.tool
+    mcp_replayed: int = 0  # of ``replayed`` and ``recorded``: MCP requests (``provider: mcp``), not LLM calls
+    mcp_recorded: int = 0
 
 
 _COUNTS = [f.name for f in fields(TestCounts) if f.name != "test"]  # what the workers' rows add up
@@ -128,8 +130,11 @@ class RunSummary(Value):
             row.replayed += session.replayed
             row.recorded += session.recorded
             row.tools_replayed += sum(entry.provider == TOOL for entry in session.served)
+            row.mcp_replayed += sum(entry.provider == "mcp" for entry in session.served)
             if session.recorded:
-                row.tools_recorded += sum(e.provider == TOOL for e in recorded_entries(session.cassette))
+                new = recorded_entries(session.cassette)
+                row.tools_recorded += sum(e.provider == TOOL for e in new)
+                row.mcp_recorded += sum(e.provider == "mcp" for e in new)
             row.writes += session.writes
             row.unplayed += unplayed
             if session.unrecorded:
@@ -211,14 +216,21 @@ class RunSummary(Value):
             return []
         rows = list(self.per_test.values())
         tools = sum(r.tools_replayed for r in rows), sum(r.tools_recorded for r in rows)
-        replayed = sum(r.replayed for r in rows) - tools[0]
-        recorded = sum(r.recorded for r in rows) - tools[1]
+        mcp_replayed = sum(r.mcp_replayed for r in rows)
+        mcp_recorded = sum(r.mcp_recorded for r in rows)
+        replayed = sum(r.replayed for r in rows) - tools[0] - mcp_replayed
+        recorded = sum(r.recorded for r in rows) - tools[1] - mcp_recorded
         unplayed = sum(self.unplayed.values())
         tokens = sum(r.tokens for r in rows)
         usd, priced, unpriced = (sum(getattr(r, k) for r in rows) for k in ("dollars", "priced", "unpriced"))
         line = (
             f"llmvcr: {plural(replayed, 'LLM call')} replayed, {recorded:,} recorded, "
-            f"{plural(len(self.written), 'cassette')} written, "
+            + (
+                f"{plural(mcp_replayed, 'MCP request')} replayed, {mcp_recorded:,} recorded, "
+                if mcp_replayed or mcp_recorded
+                else ""
+            )
+            + f"{plural(len(self.written), 'cassette')} written, "
             f"{plural(unplayed, 'unplayed entry', 'unplayed entries')}; "
             f"replay saved {plural(tokens, 'token')}"
         )

@@ -21,11 +21,21 @@ from typing import Any
 
 import pytest
 from llm_server import LLMServer
-from sdk_release import FRAMEWORKS, INSTANCE_KINDS, INSTANCE_RENAMES, RENAMES, check_release, record_before
+from sdk_release import (
+    FRAMEWORKS,
+    INSTANCE_KINDS,
+    INSTANCE_RENAMES,
+    OWN_SUITES,
+    RENAMES,
+    check_release,
+    record_before,
+)
 
 from llmvcr.providers import _internals
 
-CASES = [(family, key) for family, keys in RENAMES.items() if family not in FRAMEWORKS for key in keys]
+CASES = [
+    (family, key) for family, keys in RENAMES.items() if family not in FRAMEWORKS + OWN_SUITES for key in keys
+]
 INSTANCE_CASES = [
     (family, key) for family, keys in INSTANCE_RENAMES.items() if family not in FRAMEWORKS for key in keys
 ]

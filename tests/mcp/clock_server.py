@@ -1,0 +1,57 @@
+"""A server for the tests, written with the SDK's MCPServer (FastMCP as mcp 2 names it): tools that
+return the time now, one that adds, and one that asks the client to sample (a server request inside
+a tool call)."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+try:
+    from mcp.server.mcpserver import Context, MCPServer
+except ImportError:  # the SDK's 1.x line names it FastMCP
+    from mcp.server.fastmcp import Context
+    from mcp.server.fastmcp import FastMCP as MCPServer
+from mcp.types import SamplingMessage, TextContent
+
+app = MCPServer("clock")
+
+
+@app.tool()
+def weather(city: str) -> str:
+    """The weather in a city, as measured now (the loopback model calls the first tool it is given)."""
+    return f"21C in {city} at {time.time_ns()}"
+
+
+@app.tool()
+def now() -> str:
+    """The time now, to the nanosecond: a different answer every run."""
+    return str(time.time_ns())
+
+
+@app.tool()
+def add(a: int, b: int) -> int:
+    """a + b"""
+    return a + b
+
+
+@app.tool()
+async def ask(question: str, ctx: Context) -> str:
+    """Ask the client's model (a sampling request to the client) and log on the way."""
+    await ctx.info(f"asking {question}")
+    result = await ctx.session.create_message(
+        messages=[SamplingMessage(role="user", content=TextContent(type="text", text=question))],
+        max_tokens=10,
+    )
+    return result.content.text if isinstance(result.content, TextContent) else "?"
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "http":
+        try:
+            app.run("streamable-http", port=int(sys.argv[2]))
+        except TypeError:  # the SDK's 1.x line takes the port from its settings
+            app.settings.port = int(sys.argv[2])
+            app.run("streamable-http")
+    else:
+        app.run("stdio")
