@@ -270,6 +270,7 @@ def test_curl_records_and_replays_every_stream_form(
 
 def _post(url: str, payload: Any = None, method: str = "POST", **headers: str) -> tuple[int, Any]:
     data = None if payload is None else json.dumps(payload).encode()
+    headers = {"content-type": "application/json", **headers} if data is not None else headers
     request = urllib.request.Request(url, data=data, method=method, headers=headers)
     try:
         with urllib.request.urlopen(request, timeout=30) as response:
@@ -535,7 +536,7 @@ def test_a_client_that_hangs_up_mid_stream_leaves_the_entry_truncated(
         }
     ).encode()
     head = (
-        f"POST /cassettes/hung-up/v1/messages HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+        f"POST /cassettes/hung-up/v1/messages HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
         f"anthropic-version: 2023-06-01\r\nx-api-key: {ANTHROPIC_SENTINEL}\r\ncontent-length: {len(body)}\r\n\r\n"
     ).encode()
     with socket.create_connection(("127.0.0.1", proxy.port)) as conn:
