@@ -494,7 +494,7 @@ def test_the_node_sdks_record_and_replay_through_the_proxy() -> None:
         subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=folder, check=True, timeout=600)
     done = subprocess.run([npm, "test"], cwd=folder, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
-    assert "# pass 5" in done.stdout and "# fail 0" in done.stdout
+    assert "# pass 6" in done.stdout and "# fail 0" in done.stdout
 
 
 def test_a_stream_the_upstream_drops_is_dropped_again_on_replay(
