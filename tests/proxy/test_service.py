@@ -237,15 +237,19 @@ def test_a_token_the_user_gave_is_never_printed(wide: ProxyServer, cassette_dir:
         assert made.token and made.token in instructions(made)
 
 
-def test_a_foreign_host_is_refused(wide: ProxyServer, cassette_dir: Path) -> None:
-    with ProxyServer(cassette_dir) as proxy:
-        status, _, body = raw(
-            proxy.port, b"GET /_llmvcr/cassettes HTTP/1.1\r\nhost: rebind.attacker.example\r\n\r\n"
+def test_a_foreign_host_is_refused(cassette_dir: Path) -> None:
+    def get(port: int, host: str) -> tuple[int, dict[str, str], bytes]:
+        return raw(
+            port, f"GET /_llmvcr/cassettes HTTP/1.1\r\nhost: {host}\r\nconnection: close\r\n\r\n".encode()
         )
+
+    with ProxyServer(cassette_dir) as proxy:
+        status, _, body = get(proxy.port, "rebind.attacker.example")
         assert status == 403 and b"rebind.attacker.example" in body
-        assert raw(proxy.port, b"GET /_llmvcr/cassettes HTTP/1.1\r\nhost: localhost:1\r\n\r\n")[0] == 200
+        assert get(proxy.port, "localhost:1")[0] == 200
+        assert get(proxy.port, "llmvcr:8765")[0] == 403
     with ProxyServer(cassette_dir, allow_hosts=("llmvcr",)) as named:
-        assert raw(named.port, b"GET /_llmvcr/cassettes HTTP/1.1\r\nhost: llmvcr:8765\r\n\r\n")[0] == 200
+        assert get(named.port, "llmvcr:8765")[0] == 200
 
 
 # -- 3. no file that is not a cassette is written ---------------------------------------------------
