@@ -8,6 +8,7 @@ Raw sockets and the real SDKs against the loopback LLM server; the browser cases
 from __future__ import annotations
 
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -325,7 +326,10 @@ class EarlyClose:
                 data = b""
                 while b"\r\n\r\n" not in data:
                     data += conn.recv(65536)
-                time.sleep(0.05)
+                head, _, body = data.partition(b"\r\n\r\n")
+                length = int(re.search(rb"content-length: *(\d+)", head, re.I).group(1))  # type: ignore[union-attr]
+                while len(body) < length:  # read it all: a close with unread bytes is a reset
+                    body += conn.recv(65536)
                 conn.sendall(
                     b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 500\r\n\r\n"
                     b'{"id": "msg_1'
@@ -345,7 +349,8 @@ def test_an_upstream_that_closes_early_drops_the_connection_never_a_500(cassette
     early.sock.close()
     assert status == 200 and b"Internal Server Error" not in body  # base: uvicorn's text/plain 500
     assert b'{"id": "msg_1' in body and not body.endswith(b"0\r\n\r\n")  # cut: no final chunk
-    assert "RemoteProtocolError" in (cassette_dir / "early.yaml").read_text()
+    recorded = yaml.safe_load((cassette_dir / "early.yaml").read_text())["entries"][0]["response"]
+    assert recorded["body"] == '{"id": "msg_1' and "RemoteProtocolError" in recorded["failure"]
 
 
 def test_the_502_shows_no_key_and_no_upstream_password(cassette_dir: Path) -> None:
