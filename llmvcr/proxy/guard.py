@@ -6,7 +6,7 @@ A server on loopback is still reachable from every web page the user opens. A pa
 on a name the attacker controls can rebind that name to 127.0.0.1 and then read the answers as
 same-origin (DNS rebinding). So, as the Jupyter and Vite dev servers learned to:
 
-- ``Host`` must be a loopback name, the address the connection came in on, or one given with
+- ``Host`` must be a loopback name, the address bound or the connection came in on, or one given with
   ``--allow-host`` (a rebound name is none of these);
 - a request carrying an ``Origin`` (a browser's) must come from the proxy's own origin, and one a
   browser marks ``Sec-Fetch-Site: cross-site``/``same-site`` is refused: SDKs send neither;

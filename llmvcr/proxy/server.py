@@ -107,7 +107,7 @@ class ProxyServer:
             upstreams=upstreams,
             token=token,
             record_mode=record_mode,
-            allow_hosts=allow_hosts,
+            allow_hosts=(*allow_hosts, host),  # the URL it prints names the bound address
             calls_need_token=wide,
             max_body=max_body,
             report=report or (lambda line: print(line, file=sys.stderr, flush=True)),

@@ -219,6 +219,7 @@ def test_off_loopback_every_call_needs_the_token_which_is_never_forwarded(
         wide.port,
         "/cassettes/net/v1/messages",
         MESSAGE,
+        host=f"0.0.0.0:{wide.port}",  # the bound address, as the URL it prints names it
         **ANTHROPIC_HEADERS,
         **{"x-llmvcr-token": "T0ken-given", "authorization": "Bearer T0ken-given"},
     )
