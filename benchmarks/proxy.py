@@ -10,7 +10,10 @@ Measured in one run, on this machine:
   is what llmvcr adds per call;
 * the same call made by the anthropic SDK two ways: in-process replay (``use_cassette``) and
   through the proxy;
-* time to first event of a replayed 500-event stream, through the proxy and from the floor.
+* time to first event of a replayed 500-event stream, through the proxy and from the floor;
+* the proxy left running as a service: a cassette no client opened (``/cassettes/<name>``, its
+  entries served in turn), p50 and p99 at 1, 8 and 64 clients against the floor, and the server's
+  resident memory before and after 100,000 calls (``python -m benchmarks proxy [calls] [service]``).
 
 Two cores are shared by the load generator and the server (and, here, by other people's work):
 read the figures with that in mind.
@@ -237,16 +240,61 @@ def sdk_latency(base_url: str | None, rounds: int, cassette: str | None = None) 
     return statistics.median(times[rounds // 10 :])
 
 
+def rss_kib(pid: int) -> int:
+    """The resident memory of process ``pid`` (Linux ``/proc``), in KiB."""
+    with open(f"/proc/{pid}/status", encoding="ascii") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def service(folder: str, port: int, pid: int, floor_port: int, total: int, calls: int = 100_000) -> None:
+    """The proxy as a service: a cassette no client opened, 1/8/64 clients beside the floor, and
+    its memory over ``calls`` calls."""
+    us = 1e6
+    make_cassette(os.path.join(folder, "service.yaml"), 1)
+    payloads = [request_bytes("/cassettes/service", _body(0))]
+    floor_payloads = [request_bytes("", _body(0))]
+    load(port, payloads, 8, min(total, 800))  # warm: the first call opens the file
+    print(f"\nas a service: a cassette no client opened, one entry served in turn ({total} calls per row)")
+    print(
+        f"{'clients':>7} {'calls/s':>9} {'p50':>9} {'p99':>9} {'floor p50':>10} {'floor p99':>10} {'added p50':>10}"
+    )
+    for clients in (1, 8, 64):
+        rate, lat = load(port, payloads, clients, total)
+        _, floor_lat = load(floor_port, floor_payloads, clients, total)
+        p50, p99 = statistics.median(lat), _p99(lat)
+        f50, f99 = statistics.median(floor_lat), _p99(floor_lat)
+        print(
+            f"{clients:7d} {rate:9.0f} {p50 * us:6.0f} us {p99 * us:6.0f} us {f50 * us:7.0f} us "
+            f"{f99 * us:7.0f} us {(p50 - f50) * us:7.0f} us"
+        )
+    before = rss_kib(pid)
+    rate, _ = load(port, payloads, 8, calls)
+    after_first = rss_kib(pid)
+    load(port, payloads, 8, calls)
+    after = rss_kib(pid)
+    print(
+        f"resident memory of the proxy: {before / 1024:.1f} MiB warm, {after_first / 1024:.1f} MiB after "
+        f"{calls:,} calls, {after / 1024:.1f} MiB after {2 * calls:,} ({rate:.0f} calls/s)"
+    )
+
+
 def main(argv: list[str]) -> int:
     total = int(argv[0]) if argv else 4000
+    only_service = "service" in argv[1:]
     us = 1e6
     with tempfile.TemporaryDirectory() as folder:
         sizes = {"1 entry": 1, "10,000 entries": 10_000}
-        for n in sizes.values():
+        for n in sizes.values() if not only_service else ():
             make_cassette(os.path.join(folder, f"bench-{n}.yaml"), n)
         floor, floor_port = start(["-m", "benchmarks.proxy", "floor"])
         proxy, port = start(["-m", "llmvcr", "serve", "--cassette-dir", folder, "--record-mode", "none"])
         try:
+            if only_service:
+                service(folder, port, proxy.pid, floor_port, total)
+                return 0
             floor_payloads = [request_bytes("", _body(0))]
             rows = []
             load(floor_port, floor_payloads, 8, min(total, 800))
@@ -261,6 +309,7 @@ def main(argv: list[str]) -> int:
                 opened = urllib.request.Request(
                     f"http://127.0.0.1:{port}/_llmvcr/cassettes/bench-{n}",
                     data=b'{"allow_playback_repeats": true}',
+                    headers={"content-type": "application/json"},
                     method="POST",
                 )
                 urllib.request.urlopen(opened).read()
@@ -294,6 +343,7 @@ def main(argv: list[str]) -> int:
                 f"anthropic SDK, one call: in-process replay {in_process * us:.0f} us, through the proxy "
                 f"{through * us:.0f} us"
             )
+            service(folder, port, proxy.pid, floor_port, total)
         finally:
             for process in (proxy, floor):
                 process.terminate()

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from . import faults, wire
-from .cassette import Cassette, Entry, Request, Response
+from .cassette import Cassette, Entry, Request, Response, Served
 from .cassette.schema import recorded_with
 from .errors import (
     CassetteNotFoundError,
@@ -104,7 +104,7 @@ class Session:
         )
         self.open = False
         self.replayed = 0
-        self.served: list[Entry] = []  # the entries replay served, for the usage the run saved
+        self.served = Served()  # the entries replay served, counted, for the usage the run saved
         self.recorded = 0
         self._lock = WriteLock()
         self._live = False  # on_divergence="live" engaged: record from here on
@@ -325,7 +325,7 @@ class Session:
             entry = Entry(entry.provider, entry.request, response, entry.request_hash)
         with self._lock:
             self.replayed += 1
-            self.served.append(entry)
+            self.served.add(position, entry)
         return Decision(name, request, stored_hash, entry=entry, session=self)
 
     def _index(self) -> dict[str, list[int]]:

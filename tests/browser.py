@@ -34,8 +34,9 @@ MISSING = (
 )
 
 
-def start(profile: str | None = None) -> Any:
-    """A new headless Chromium with a fresh profile, logging every network request it makes."""
+def start(profile: str | None = None, flags: tuple[str, ...] = ()) -> Any:
+    """A new headless Chromium with a fresh profile, logging every network request it makes;
+    ``flags``: more command-line switches (``--host-resolver-rules=...``)."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -44,7 +45,7 @@ def start(profile: str | None = None) -> Any:
             raise RuntimeError(f"{path} not found: {MISSING}")
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
-    for flag in (*FLAGS, f"--user-data-dir={profile or tempfile.mkdtemp(prefix='llmvcr-chromium-')}"):
+    for flag in (*FLAGS, *flags, f"--user-data-dir={profile or tempfile.mkdtemp(prefix='llmvcr-chromium-')}"):
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
     return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)

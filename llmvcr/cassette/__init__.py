@@ -15,9 +15,10 @@ from typing import Any
 from .entries import Entry, Request, Response
 from .linear import DEFAULT_LAYOUT, Layout
 from .schema import FORMAT_VERSION, entry_from_mapping
+from .served import Served
 from .values import FrozenValue
 
-__all__ = ["FORMAT_VERSION", "Cassette", "Entry", "RecordedRequest", "Request", "Response"]
+__all__ = ["FORMAT_VERSION", "Cassette", "Entry", "RecordedRequest", "Request", "Response", "Served"]
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
@@ -86,6 +87,9 @@ class Cassette:
         self._lock = threading.Lock()
         self.loaded_count = 0  # how many entries came from the file (the rest were recorded now)
         self.read_only: str | None = None  # why its file may not be written (a foreign one read in place)
+        # serve loaded entries "in turn": once every entry matching a request has served, they serve
+        # again in recorded order (a cassette no test bounds, shared by runs: ``llmvcr serve``)
+        self.in_turn = False
 
     # -- building -----------------------------------------------------------------------------
     def add_raw(self, raw: Mapping[str, Any], request_hash: str) -> None:
@@ -180,12 +184,19 @@ class Cassette:
     def claim(self, positions: list[int], *, allow_repeats: bool) -> int | None:
         """Mark the first unplayed of ``positions`` as played and return it (thread-safe).
 
-        With repeats allowed and every candidate played, the last one serves again.
+        With repeats allowed and every candidate played, the last one serves again. ``in_turn``:
+        the loaded candidate played least (the first of them) serves again.
         """
         with self._lock:
             for position in positions:
                 if self._plays[position] == 0:
                     self._plays[position] = 1
+                    return position
+            if self.in_turn:
+                loaded = [p for p in positions if p < self.loaded_count]
+                if loaded:
+                    position = min(loaded, key=self._plays.__getitem__)
+                    self._plays[position] += 1
                     return position
             if allow_repeats and positions:
                 position = positions[-1]

@@ -44,7 +44,26 @@ def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
         + ")",
     )
     serve.add_argument("--record-mode", choices=RECORD_MODES, help="over every cassette's own record mode")
-    serve.add_argument("--token", help="control-API token (default: none on loopback, made up otherwise)")
+    serve.add_argument(
+        "--token",
+        help="the token the control API (and, off loopback, every call) needs; better from $LLMVCR_TOKEN "
+        "or --token-file, which no process list shows (default: none on loopback, made up otherwise)",
+    )
+    serve.add_argument("--token-file", metavar="FILE", help="read the token from FILE (its first line)")
+    serve.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also answer requests for Host NAME (repeatable; a container's service name; '*': any)",
+    )
+    serve.add_argument(
+        "--max-body-mb",
+        type=int,
+        default=64,
+        metavar="N",
+        help="refuse request bodies over N MiB (default 64)",
+    )
     serve.add_argument("--env-file", metavar="FILE", help="also write the variables to set into FILE")
     serve.add_argument(
         "--cassette", metavar="NAME", help="open this cassette at start: calls that name none go to it"
@@ -73,27 +92,56 @@ def upstreams_of(given: list[str]) -> dict[str, str]:
     return out
 
 
+def token_of(args: Any) -> str | None:
+    """The token from ``--token``, ``--token-file`` or ``$LLMVCR_TOKEN`` (None: none given); an empty
+    one is refused, never taken as "no token"."""
+    if args.token is not None:
+        token, where = args.token, "--token"
+    elif args.token_file:
+        try:
+            with open(args.token_file, encoding="utf-8") as f:
+                token = f.readline().strip()
+        except OSError as err:
+            raise CommandError(f"--token-file {args.token_file}: {err.strerror or err}") from None
+        where = f"--token-file {args.token_file}"
+    elif "LLMVCR_TOKEN" in os.environ:
+        token, where = os.environ["LLMVCR_TOKEN"], "$LLMVCR_TOKEN"
+    else:
+        return None
+    token = str(token)
+    if not token.strip():
+        raise CommandError(
+            f"{where} is empty: an empty token would let anyone in. Give a non-empty token (is the "
+            f"variable set where the proxy runs?), or none at all to have one made up off loopback"
+        )
+    return token.strip()
+
+
 def cmd_serve(args: Any, out: TextIO) -> int:
     if args.format:
         configure(cassette_format=args.format)
-    if not is_loopback(args.host) and not args.token:
-        print("llmvcr serve: binding off loopback; a control-API token is made up below", file=out)
+    token = token_of(args)
+    if not is_loopback(args.host) and token is None:
+        print("llmvcr serve: binding off loopback; a token is made up below", file=out)
     server = ProxyServer(
         args.cassette_dir,
         host=args.host,
         port=args.port,
         upstreams=upstreams_of(args.upstream),
-        token=args.token,
+        token=token,
         record_mode=args.record_mode,
         log_level="warning",
+        allow_hosts=tuple(args.allow_host),
+        max_body=args.max_body_mb * 2**20,
+        report=lambda line: print(line, file=out, flush=True),
     )
     print(instructions(server), file=out, flush=True)
     if args.env_file:
         with open(args.env_file, "w", encoding="utf-8") as f:
             f.writelines(f"{k}={v}\n" for k, v in server.env().items())
     os.makedirs(args.cassette_dir, exist_ok=True)
-    if args.cassette:
-        server.app.cassettes.open(args.cassette, {})
+    if args.cassette:  # opened by no test: its entries serve every run, in turn
+        server.app.cassettes.open(args.cassette, {}, in_turn=True)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
         server.run()

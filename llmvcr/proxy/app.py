@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 from urllib.parse import unquote
@@ -26,13 +25,15 @@ from urllib.parse import unquote
 from ..cassette import exactjson
 from ..errors import LLMVCRError, ReplayDivergence
 from ..wire.http_request import request_from_wire
-from .cassettes import CassetteRefused, Cassettes, parse_options
+from .cassettes import CassetteRefused, Cassettes, parse_options, unplayed_lines
 from .forward import Upstream
+from .guard import TOKEN_HEADER, Guard, is_json, split_token
 from .replay import StreamCut, serve_entry
 from .routes import (
     CONTROL_PREFIX,
     DEFAULT_UPSTREAMS,
     ERROR_STATUS,
+    MAX_BODY,
     MEANING_HEADERS,
     NOT_FORWARDED,
     error_body,
@@ -65,8 +66,10 @@ class Proxy:
 
     ``folder`` holds the cassettes; ``upstreams`` maps a provider name to the base URL its calls are
     forwarded to when recording (the real APIs by default); ``token``, when set, is required by the
-    control API and by every request that opens a cassette (``authorization: Bearer`` or
-    ``x-llmvcr-token``).
+    control API and by cassette options sent in headers, and with ``calls_need_token`` (off loopback)
+    by every provider call (``llmvcr.proxy.guard``). ``allow_hosts``: ``Host`` names answered
+    besides loopback and the bound address. A request body over ``max_body`` bytes is refused (413).
+    ``report`` is told, as the proxy stops, each cassette's entries no call used.
     """
 
     def __init__(
@@ -76,10 +79,17 @@ class Proxy:
         upstreams: dict[str, str] | None = None,
         token: str | None = None,
         record_mode: str | None = None,
+        allow_hosts: tuple[str, ...] = (),
+        calls_need_token: bool = False,
+        max_body: int = MAX_BODY,
+        report: Callable[[str], None] | None = None,
     ) -> None:
+        self.guard = Guard(token, allow_hosts=allow_hosts, calls_need_token=calls_need_token)
         self.cassettes = Cassettes(folder, record_mode=record_mode)
         self.upstreams = {**DEFAULT_UPSTREAMS, **(upstreams or {})}
         self.token = token
+        self.max_body = max_body
+        self.report = report
         self.upstream = Upstream()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -89,11 +99,24 @@ class Proxy:
         if scope["type"] != "http":
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        path = scope["path"]
-        if path.startswith(CONTROL_PREFIX):
-            await self._control(scope, receive, send, headers)
+        raw_path = (scope.get("raw_path") or scope["path"].encode()).decode("latin-1")
+        token, raw_path = split_token(raw_path)  # undecoded: a %2F stays in its segment
+        path = unquote(raw_path)
+        refused = self.guard.refusal(headers, scope.get("server"))
+        control = path.startswith(CONTROL_PREFIX)
+        if refused is not None:
+            if control:
+                await _json(send, 403, {"error": refused})
+            else:
+                provider = target(raw_path, headers).provider
+                await _error(send, provider, refused, "llmvcr_refused", status=403)
             return
-        await self._call(scope, receive, send, headers)
+        if token is not None:  # the path's token counts as the header for every check
+            headers[TOKEN_HEADER] = token
+        if control:
+            await self._control(scope, receive, send, headers, path)
+            return
+        await self._call(scope, receive, send, headers, raw_path, token)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
@@ -106,15 +129,39 @@ class Proxy:
                 return
 
     async def aclose(self) -> None:
-        """Close every cassette (writing what is pending) and the upstream connections."""
-        await asyncio.to_thread(self.cassettes.close_all)
+        """Close every cassette (writing what is pending) and the upstream connections; tell
+        ``report`` each one's unplayed entries."""
+        self.told(await asyncio.to_thread(self.cassettes.close_all))
         await self.upstream.aclose()
 
+    def told(self, summaries: list[dict[str, Any]]) -> None:
+        """Tell ``report`` the unplayed entries of each closed cassette."""
+        if self.report is not None:
+            for line in unplayed_lines(summaries):
+                self.report(line)
+
     # -- provider calls ------------------------------------------------------------------------------
-    async def _call(self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str]) -> None:
-        body = await _read_body(receive)
-        raw_path = scope.get("raw_path") or scope["path"].encode()  # undecoded: a %2F stays in its segment
-        where = target(raw_path.decode("latin-1"), headers)
+    async def _call(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        headers: dict[str, str],
+        raw_path: str,
+        token: str | None,
+    ) -> None:
+        where = target(raw_path, headers)
+        if not self.guard.call_ok(headers, token, options=False):
+            message = (
+                "llmvcr: this proxy is bound off loopback, so every call needs its token: the header "
+                f"'{TOKEN_HEADER}: <token>' or a base URL starting with /token/<token>"
+            )
+            await _error(send, where.provider, message, "llmvcr_refused", status=401)
+            return
+        body = await _read_body(receive, headers, self.max_body)
+        if body is None:
+            await _error(send, where.provider, _too_large(self.max_body), "llmvcr_too_large", status=413)
+            return
         if where.provider is None:
             message = (
                 f"llmvcr: {scope['method']} {where.path} is not a call of a provider llmvcr knows "
@@ -138,11 +185,13 @@ class Proxy:
         url = upstream_url(base, where.path, query)
         try:
             given = parse_options(options_from_headers(headers), from_headers=True)
-            if given and not self._allowed(headers):
+            if given and not self.guard.call_ok(headers, token, options=True):
                 raise CassetteRefused("llmvcr: cassette options in headers need the server's token")
             opened = self.cassettes.find(name, given)
             if opened is None:  # the first call into it: the file is read off the event loop
-                opened = await asyncio.to_thread(self.cassettes.open, name, given)
+                # no client opened it with the control API: no test bounds it, so its entries serve
+                # every run (llmvcr.proxy.cassettes: "in turn")
+                opened = await asyncio.to_thread(self.cassettes.open, name, given, in_turn=True)
             record = request_from_wire(
                 scope["method"],
                 url,
@@ -163,7 +212,7 @@ class Proxy:
         if not decision.recording:
             await _error(send, where.provider, "llmvcr: the cassette closed during the call", "llmvcr_closed")
             return
-        forwarded = [(k, v) for k, v in scope["headers"] if not _skip(k)]
+        forwarded = [(k, v) for k, v in scope["headers"] if not _skip(k) and self.guard.forwarded(k, v)]
         started = False
 
         async def tracked(message: MutableMapping[str, Any]) -> None:
@@ -180,20 +229,23 @@ class Proxy:
                 await _error(send, where.provider, str(err), "llmvcr_error")
 
     # -- control API ---------------------------------------------------------------------------------
-    def _allowed(self, headers: dict[str, str]) -> bool:
-        if self.token is None:
-            return True
-        given = headers.get("x-llmvcr-token") or headers.get("authorization", "").removeprefix("Bearer ")
-        return hmac.compare_digest(given.encode(), self.token.encode())
-
-    async def _control(self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str]) -> None:
-        body = await _read_body(receive)
-        method, rest = scope["method"], scope["path"][len(CONTROL_PREFIX) :]
+    async def _control(
+        self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str], path: str
+    ) -> None:
+        method, rest = scope["method"], path[len(CONTROL_PREFIX) :]
         if rest == "health":
             await _json(send, 200, {"ok": True})
             return
-        if not self._allowed(headers):
+        if not self.guard.control_ok(headers):
             await _json(send, 401, {"error": "llmvcr: the control API needs the server's token"})
+            return
+        body = await _read_body(receive, headers, self.max_body)
+        if body is None:
+            await _json(send, 413, {"error": _too_large(self.max_body)})
+            return
+        if (method == "POST" or body) and not is_json(headers):
+            message = "llmvcr: the control API takes JSON only: send 'content-type: application/json'"
+            await _json(send, 415, {"error": message})
             return
         if rest in ("cassettes", "cassettes/") and method == "GET":
             await _json(send, 200, {"open": self.cassettes.names()})
@@ -212,7 +264,7 @@ class Proxy:
             opened = await asyncio.to_thread(
                 self.cassettes.open, name, parse_options(given, from_headers=False)
             )
-        except (LLMVCRError, ValueError) as err:
+        except (LLMVCRError, ValueError, TypeError) as err:
             await _json(send, 400, {"error": str(err)})
             return
         session = opened.session
@@ -251,21 +303,39 @@ def _hinted(err: LLMVCRError, name: str) -> str:
     return message
 
 
-async def _read_body(receive: Receive) -> bytes:
-    chunks = []
+async def _read_body(receive: Receive, headers: dict[str, str], limit: int) -> bytes | None:
+    """The request body; None when it is over ``limit`` bytes. The rest of a body over it is read
+    and dropped (memory stays flat), so the client, still sending, reads the 413 instead of a reset."""
+    declared = headers.get("content-length", "")
+    chunks: list[bytes] | None = None if declared.isdigit() and int(declared) > limit else []
+    size = 0
     while True:
         message = await receive()
         if message["type"] != "http.request":
             break
-        chunks.append(message.get("body", b""))
+        if chunks is not None:
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            chunks = chunks if size <= limit else None
+            if chunks is not None:
+                chunks.append(chunk)
         if not message.get("more_body", False):
             break
-    return b"".join(chunks)
+    return None if chunks is None else b"".join(chunks)
 
 
-async def _error(send: Send, provider: str | None, message: str, kind: str) -> None:
-    body = error_body(provider, message, kind)
-    await send({"type": "http.response.start", "status": ERROR_STATUS, "headers": error_headers(body)})
+def _too_large(limit: int) -> str:
+    return (
+        f"llmvcr: the request body is over the proxy's limit of {limit // 2**20} MiB; start llmvcr "
+        f"serve with --max-body-mb N to take larger ones"
+    )
+
+
+async def _error(
+    send: Send, provider: str | None, message: str, kind: str, status: int = ERROR_STATUS
+) -> None:
+    body = error_body(provider, message, kind, status)
+    await send({"type": "http.response.start", "status": status, "headers": error_headers(body)})
     await send({"type": "http.response.body", "body": body})
 
 

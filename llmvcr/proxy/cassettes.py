@@ -14,12 +14,14 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..cassette import exactjson
 from ..cassette.age import on_ci
 from ..cassette.schema import entry_to_mapping
 from ..errors import LLMVCRError
 from ..freshness import check as freshness
 from ..options import Options, resolve_path, with_suffix
 from ..session import Session
+from ..storage.files import load_cassette
 
 # what a header or the control API may set, and how a header's text becomes the option's value
 _LISTS = ("ignore", "match_on", "filter_headers", "redact", "redact_keep", "allow_unrecognized")
@@ -44,7 +46,7 @@ def parse_options(given: dict[str, Any], *, from_headers: bool) -> dict[str, Any
     out: dict[str, Any] = {}
     for name, value in given.items():
         if not from_headers:
-            out[name] = value
+            out[name] = _checked(name, value)
         elif name in _LISTS:
             out[name] = tuple(v.strip() for v in str(value).split(",") if v.strip())
         elif name in _BOOLS:
@@ -57,6 +59,24 @@ def parse_options(given: dict[str, Any], *, from_headers: bool) -> dict[str, Any
         else:
             out[name] = value
     return out
+
+
+def _checked(name: str, value: Any) -> Any:
+    """A control-API option's JSON value, when it has the option's type; ``CassetteRefused`` otherwise."""
+    if name in _LISTS:
+        ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
+        wanted = "a list of strings"
+        value = tuple(value) if ok else value
+    elif name in _BOOLS:
+        ok, wanted = isinstance(value, bool), "true or false"
+    elif name in _NUMBERS:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
+        wanted = "a number, 0 or more"
+    else:
+        ok, wanted = isinstance(value, str) or (value is None and name == "seed"), "a string"
+    if not ok:
+        raise CassetteRefused(f"llmvcr: option {name} needs {wanted}, not {exactjson.dumps(value).decode()}")
+    return value
 
 
 @dataclass(eq=False)
@@ -105,13 +125,21 @@ class Cassettes:
                 f"llmvcr: refused cassette {name!r}: it resolves to {real}, outside the cassette folder "
                 f"{self.folder}; name a file inside it"
             )
-        return path
+        return real  # one file, one key: "suite" and "./suite" are one cassette
 
-    def open(self, name: str, given: dict[str, Any]) -> Opened:
+    def open(self, name: str, given: dict[str, Any], *, in_turn: bool = False) -> Opened:
         """The open cassette ``name``, opened now with ``given`` options if it is not open yet.
 
         A cassette already open with other options is refused: two clients would disagree on it.
+        ``in_turn``: no client opened it, so no test bounds it: a loaded entry serves again once
+        every entry matching its request has served (``Cassette.claim``), for every later run.
         """
+        try:
+            return self._open_file(name, given, in_turn)
+        except (OSError, TypeError) as err:  # a name under a file, an option of the wrong kind
+            raise CassetteRefused(f"llmvcr: could not open cassette {name!r}: {err}") from None
+
+    def _open_file(self, name: str, given: dict[str, Any], in_turn: bool) -> Opened:
         path = self.path_of(name)
         with self._lock:
             opened = self._open.get(path)
@@ -121,6 +149,7 @@ class Cassettes:
                         f"llmvcr: {path} is already open with options {opened.given or '{}'}; close it "
                         f"first (DELETE /_llmvcr/cassettes/{name}) to open it with {given}"
                     )
+                self._paths[name] = path
                 return opened
             options = dict(given)
             if "record_mode" not in options and on_ci():
@@ -132,6 +161,9 @@ class Cassettes:
             record_mode = self.record_mode or freshness.at_open(path, built)
             os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
             session = Session(path, built, record_mode=record_mode)
+            if session.record_mode == "all" and os.path.exists(path):
+                _refuse_other_file(path)
+            session.cassette.in_turn = in_turn
             session.start()
             opened = self._open[path] = Opened(name, session, dict(given))
             self._paths[name] = path
@@ -162,6 +194,33 @@ class Cassettes:
         """The open cassettes, for ``GET /_llmvcr/cassettes``."""
         with self._lock:
             return [{"name": o.name, "path": o.session.path, **o.given} for o in self._open.values()]
+
+
+def _refuse_other_file(path: str) -> None:
+    """``record_mode: all`` rewrites a file without reading it: never one that is not a cassette."""
+    try:
+        load_cassette(path)
+    except LLMVCRError as err:
+        raise CassetteRefused(
+            f"llmvcr: refused to record over {path}: it is not a cassette llmvcr can read ({err}); "
+            f"llmvcr never overwrites a file that is not its own. Name another cassette"
+        ) from None
+
+
+def unplayed_lines(summaries: list[dict[str, Any]]) -> list[str]:
+    """What the proxy says as it stops: each cassette's entries no call used."""
+    lines = []
+    for summary in summaries:
+        unplayed = summary["unplayed"]
+        if not unplayed:
+            continue
+        lines.append(f"llmvcr serve: {summary['path']}: {len(unplayed)} recorded entries no call used:")
+        for entry in unplayed[:20]:
+            request = entry.get("request", {})
+            lines.append(f"  {entry.get('provider')} {request.get('method')} {request.get('path')}")
+        if len(unplayed) > 20:
+            lines.append(f"  ... and {len(unplayed) - 20} more")
+    return lines
 
 
 def close_session(session: Session) -> dict[str, Any]:

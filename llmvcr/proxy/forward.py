@@ -16,6 +16,7 @@ import importlib
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from ..providers._streams import Capture
 from ..session import Decision
@@ -76,10 +77,11 @@ class Upstream:
         try:
             response = await client.send(request, stream=True)
         except httpx.HTTPError as err:
-            provider = decision.provider
+            provider, shown = decision.provider, shown_url(url)
+            reason = str(err).replace(url, shown)
             message = (
-                f"llmvcr: the call could not reach its upstream {url} to be recorded ({type(err).__name__}: "
-                f"{err}); check --upstream {provider}=URL"
+                f"llmvcr: the call could not reach its upstream {shown} to be recorded "
+                f"({type(err).__name__}: {reason}); check --upstream {provider}=URL"
             )
             payload = error_body(provider, message, "llmvcr_upstream")
             # a 502, which an SDK may retry: the upstream itself did not answer, nothing was recorded
@@ -90,6 +92,14 @@ class Upstream:
             await _pass_back(decision, response, start, send, receive, httpx)
         finally:
             await response.aclose()
+
+
+def shown_url(url: str) -> str:
+    """``url`` as an error may show it: no ``user:password@``, no query (a Gemini ``?key=``)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = (f"[{host}]" if ":" in host else host) + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 async def _pass_back(
@@ -109,12 +119,18 @@ async def _pass_back(
     returned.append((b"x-llmvcr", b"recorded"))
     session = decision.session
     if not sse:  # the whole body first: the answer leaves once its entry is written
+        chunks: list[bytes] = []
         try:
-            raw = b"".join([chunk async for chunk in response.aiter_raw()])
-        except httpx.HTTPError as err:
+            async for chunk in response.aiter_raw():
+                chunks.append(chunk)  # noqa: PERF401 - what arrived is kept when the body breaks
+        except httpx.HTTPError as err:  # cut: the client gets what arrived, then the connection drops
+            capture.feed(b"".join(chunks))
             capture.failed(err)
             await _written(session)
+            await send({"type": "http.response.start", "status": response.status_code, "headers": returned})
+            await send({"type": "http.response.body", "body": b"".join(chunks), "more_body": True})
             raise StreamCut(str(err)) from None
+        raw = b"".join(chunks)
         capture.feed(raw)
         capture.finish()
         await _written(session)

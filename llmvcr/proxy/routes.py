@@ -25,6 +25,9 @@ PATH_PREFIX = "/cassettes/"
 # 5xx, the Vercel ai SDK 408, 409, 429 and 5xx: none retries 424. ``x-should-retry: false`` says it
 # to the Stainless SDKs in words too.
 ERROR_STATUS = 424
+# the largest request body the proxy reads (a prompt with a few images is a few MiB)
+MAX_BODY = 64 * 2**20
+_GOOGLE_STATUS = {401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 413: "INVALID_ARGUMENT"}
 DEFAULT_UPSTREAMS = {
     wire.anthropic.NAME: f"https://{wire.anthropic.API_HOST}",
     wire.openai.NAME: f"https://{wire.openai.API_HOST}",
@@ -85,13 +88,14 @@ def options_from_headers(headers: dict[str, str]) -> dict[str, str]:
     }
 
 
-def error_body(provider: str | None, message: str, kind: str) -> bytes:
+def error_body(provider: str | None, message: str, kind: str, status: int = ERROR_STATUS) -> bytes:
     """An error in ``provider``'s own JSON shape (``llmvcr.wire``'s modules describe each)."""
     payload: dict[str, Any]
     if provider == wire.anthropic.NAME:
         payload = {"type": "error", "error": {"type": kind, "message": message}}
     elif provider == wire.google.NAME:
-        payload = {"error": {"code": ERROR_STATUS, "message": message, "status": "FAILED_PRECONDITION"}}
+        code = _GOOGLE_STATUS.get(status, "FAILED_PRECONDITION")
+        payload = {"error": {"code": status, "message": message, "status": code}}
     else:  # OpenAI's shape, which most other APIs and clients also read
         payload = {"error": {"message": message, "type": kind, "param": None, "code": kind}}
     return exactjson.dumps(payload)

@@ -8,10 +8,11 @@ is bound before the server starts, so port 0 gives a free port whose number is k
 
 from __future__ import annotations
 
-import ipaddress
+import asyncio
 import os
 import secrets
 import socket
+import sys
 import threading
 import time
 from typing import Any
@@ -19,18 +20,40 @@ from urllib.parse import quote
 
 from .app import Proxy
 from .forward import proxy_extra
+from .guard import TOKEN_PREFIX, is_loopback
+from .routes import MAX_BODY
 
 LOOPBACK = "127.0.0.1"
+HEADER_TIMEOUT = 10.0  # seconds a new connection has to send its request's headers
+__all__ = ["LOOPBACK", "ProxyServer", "instructions", "is_loopback"]
 
 
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` is a loopback address or ``localhost``."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+def with_header_deadline(protocol: type[asyncio.Protocol], timeout: float) -> type[asyncio.Protocol]:
+    """uvicorn's HTTP protocol, closing a connection that has not sent its request headers within
+    ``timeout`` seconds (uvicorn has no such setting: a socket sending nothing, or a byte at a
+    time, stays open for ever). Only ``asyncio.Protocol``'s own methods are used."""
+
+    class HeaderDeadline(protocol):  # type: ignore[valid-type,misc]
+        def connection_made(self, transport: Any) -> None:
+            self._llmvcr_tail = b""
+            self._llmvcr_timer: Any = asyncio.get_running_loop().call_later(timeout, transport.close)
+            super().connection_made(transport)
+
+        def data_received(self, data: bytes) -> None:
+            if self._llmvcr_timer is not None:
+                seen = self._llmvcr_tail + data
+                if b"\r\n\r\n" in seen:  # the headers are in: the deadline is met
+                    self._llmvcr_timer.cancel()
+                    self._llmvcr_timer = None
+                self._llmvcr_tail = seen[-3:]
+            super().data_received(data)
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            if self._llmvcr_timer is not None:
+                self._llmvcr_timer.cancel()
+            super().connection_lost(exc)
+
+    return HeaderDeadline
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -50,8 +73,10 @@ class ProxyServer:
     >>> with ProxyServer("cassettes") as proxy:
     ...     env = proxy.env()        # ANTHROPIC_BASE_URL, OPENAI_BASE_URL, GOOGLE_GEMINI_BASE_URL
 
-    Off loopback (``host`` another interface) a token is required by the control API and by
-    cassette options sent in headers; one is made when none is given.
+    Off loopback (``host`` another interface) a token is required by the control API and by every
+    call (``llmvcr.proxy.guard``); one is made (and printed) when none is given. An empty token is
+    refused. ``allow_hosts``: ``Host`` names to answer besides loopback and the bound address.
+    ``report``: where the unplayed entries of each cassette are told as it stops (default stderr).
     """
 
     def __init__(
@@ -65,11 +90,28 @@ class ProxyServer:
         record_mode: str | None = None,
         log_level: str = "warning",
         loop: str = "auto",
+        allow_hosts: tuple[str, ...] = (),
+        max_body: int = MAX_BODY,
+        header_timeout: float = HEADER_TIMEOUT,
+        report: Any = None,
     ) -> None:
-        if token is None and not is_loopback(host):
+        if token is not None and not token.strip():
+            raise ValueError("llmvcr serve: the token is empty; give a non-empty one, or none at all")
+        wide = not is_loopback(host)
+        self.token_made = token is None and wide  # printed; a token the user gave never is
+        if self.token_made:
             token = secrets.token_urlsafe(24)
-        self.host, self.token = host, token
-        self.app = Proxy(os.fspath(folder), upstreams=upstreams, token=token, record_mode=record_mode)
+        self.host, self.token, self.header_timeout = host, token, header_timeout
+        self.app = Proxy(
+            os.fspath(folder),
+            upstreams=upstreams,
+            token=token,
+            record_mode=record_mode,
+            allow_hosts=(*allow_hosts, host),  # the URL it prints names the bound address
+            calls_need_token=wide,
+            max_body=max_body,
+            report=report or (lambda line: print(line, file=sys.stderr, flush=True)),
+        )
         self.socket = bind(host, port)
         self.port = self.socket.getsockname()[1]
         self.log_level, self.loop = log_level, loop
@@ -81,9 +123,13 @@ class ProxyServer:
         shown = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{shown}:{self.port}"
 
-    def base_url(self, cassette: str | None = None) -> str:
-        """The proxy's URL, with the ``/cassettes/<name>`` prefix that picks ``cassette``."""
-        return f"{self.url}/cassettes/{quote(cassette, safe='')}" if cassette else self.url
+    def base_url(self, cassette: str | None = None, token: str | None = None) -> str:
+        """The proxy's URL, with the ``/cassettes/<name>`` prefix that picks ``cassette``; off loopback
+        it starts with ``/token/<token>`` (``token``: what to show in its place)."""
+        url = self.url
+        if self.app.guard.calls_need_token:
+            url += TOKEN_PREFIX + (token or quote(self.token or "", safe=""))
+        return f"{url}/cassettes/{quote(cassette, safe='')}" if cassette else url
 
     def env(self, cassette: str | None = None) -> dict[str, str]:
         """The variables that point each SDK at the proxy, into ``cassette`` when one is named."""
@@ -106,7 +152,10 @@ class ProxyServer:
             date_header=False,
             lifespan="on",
             timeout_graceful_shutdown=30,
+            timeout_keep_alive=5,  # an idle kept-alive connection closes (uvicorn's own setting)
         )
+        config.load()
+        config.http_protocol_class = with_header_deadline(config.http_protocol_class, self.header_timeout)
         self._server = uvicorn.Server(config)
         return self._server
 
@@ -116,7 +165,7 @@ class ProxyServer:
         try:
             server.run(sockets=[self.socket])
         finally:
-            self.app.cassettes.close_all()  # a shutdown the lifespan did not reach
+            self.app.told(self.app.cassettes.close_all())  # a shutdown the lifespan did not reach
 
     def start(self, timeout: float = 10.0) -> ProxyServer:
         """Serve in a daemon thread; returns once the server accepts connections."""
@@ -139,7 +188,7 @@ class ProxyServer:
         if self._thread is not None:
             self._thread.join(timeout=60)
             self._thread = None
-        self.app.cassettes.close_all()
+        self.app.told(self.app.cassettes.close_all())
         self.socket.close()
 
     def __enter__(self) -> ProxyServer:
@@ -150,8 +199,9 @@ class ProxyServer:
 
 
 def instructions(server: ProxyServer) -> str:
-    """What ``llmvcr serve`` prints: its URL and exactly what to set for each SDK."""
-    url = server.url
+    """What ``llmvcr serve`` prints: its URL and exactly what to set for each SDK (never a token the
+    user gave: ``$LLMVCR_TOKEN`` stands in its place)."""
+    url = server.base_url(token=None if server.token_made else "$LLMVCR_TOKEN")
     lines = [
         f"llmvcr serve: listening on {url} (cassettes in {server.app.cassettes.folder})",
         "",
@@ -167,6 +217,8 @@ def instructions(server: ProxyServer) -> str:
         f"  base URL    {url}/cassettes/<name>            (OpenAI: {url}/cassettes/<name>/v1)",
         f"  control API POST/DELETE {url}/_llmvcr/cassettes/<name>",
     ]
-    if server.token:
-        lines += ["", f"Control API token (header x-llmvcr-token): {server.token}"]
+    if server.token_made:
+        lines += ["", f"Token (header x-llmvcr-token, or the /token/ path above): {server.token}"]
+    elif server.token:
+        lines += ["", "Token: the one given (header x-llmvcr-token, or the /token/ path above)"]
     return "\n".join(lines)

@@ -29,11 +29,17 @@ _NOT_CASSETTES = (".llmvcr-plays.json", ".llmvcr-tmp-")
 def load(path: str) -> tuple[Cassette, str]:
     """The cassette at ``path`` in whichever format it is (detected as ``llmvcr show`` does), and
     that format's name."""
-    fmt = detect(path)
-    spec = by_name(fmt).read
-    if spec is None:
-        raise CommandError(f"{path}: llmvcr cannot read {fmt} files; convert it first (llmvcr convert)")
-    cassette: Cassette = resolve(spec)(path)
+    try:
+        fmt = detect(path)
+        spec = by_name(fmt).read
+        if spec is None:
+            raise CommandError(f"{path}: llmvcr cannot read {fmt} files; convert it first (llmvcr convert)")
+        cassette: Cassette = resolve(spec)(path)
+    except RecursionError:  # a parser that recurses per level: JSON nested thousands deep
+        raise CommandError(
+            f"{path}: nested too deeply to read (thousands of levels of lists or objects); no recorder "
+            f"writes that, so the file is damaged or not a cassette"
+        ) from None
     if fmt != OWN:
         cassette.path = path
     return cassette, fmt

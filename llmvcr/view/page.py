@@ -94,20 +94,57 @@ def _placeholder(value: Any) -> bool:
     return isinstance(value, str) and value.startswith("<REDACTED")
 
 
+def _keys(node: Any, found: list[str]) -> None:
+    """Every object key of a JSON tree into ``found`` (a key can be a key: ``{"sk-ant-...": 1}``)."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            found.append(str(key))
+            _keys(value, found)
+    elif isinstance(node, list):
+        for value in node:
+            _keys(value, found)
+
+
+# a run of base64 (or base64url) long enough to wrap a key, short enough not to be an image
+_BASE64 = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{24,2048}={0,2}(?![A-Za-z0-9+/=_-])")
+_WRAPPED = "<REDACTED:base64-wrapped-key>"
+
+
+def _unwrapped(run: str) -> str:
+    padded = run + "=" * (-len(run) % 4)
+    try:
+        raw = base64.b64decode(padded.replace("-", "+").replace("_", "/"), validate=True)
+    except ValueError:
+        return ""
+    return raw.decode("utf-8", "ignore")
+
+
+def _wraps_key(run: str) -> bool:
+    text = _unwrapped(run)
+    return bool(text) and may_hold_shape(text.encode()) and any(True for _ in find_secrets(text))
+
+
+def _unwrap_keys(text: str) -> str:
+    """``text`` with each base64 run that decodes to something key-shaped replaced."""
+    return _BASE64.sub(lambda m: _WRAPPED if _wraps_key(m.group()) else m.group(), text)
+
+
 def _may_hold_secret(node: Any) -> bool:
     """A quick look at the whole tree as JSON: False when no key shape and no credential header can
     be in it (most pages), so each string need not be scanned on its own."""
     found: list[str] = []
-    _strings(node, found)  # the strings alone, as find_secrets reads them: JSON's keys hold no key
-    if may_hold_shape("\n".join(found).encode("utf-8")):
+    _strings(node, found)
+    _keys(node, found)
+    text = "\n".join(found)
+    if may_hold_shape(text.encode("utf-8")) or any(_wraps_key(m.group()) for m in _BASE64.finditer(text)):
         return True
     lower = orjson.dumps(node).lower()
     return any(f'"{name}":'.encode() in lower for name in CREDENTIAL_HEADERS)
 
 
 def secrets_in(node: Any) -> list[tuple[str, str]]:
-    """``(path, kind)`` of every key-shaped string (``llmvcr scan``'s shapes), credential headers
-    whose value is already a redaction placeholder excepted."""
+    """``(path, kind)`` of every key-shaped string (``llmvcr scan``'s shapes), an object's key and a
+    key wrapped in base64 too, credential headers whose value is already a placeholder excepted."""
     if not _may_hold_secret(node):
         return []
     found = []
@@ -115,15 +152,26 @@ def secrets_in(node: Any) -> list[tuple[str, str]]:
         if kind == "credential-header" and excerpt.startswith("<REDAC"):
             continue
         found.append((path, kind))
+    keys: list[str] = []
+    _keys(node, keys)
+    found += [("(an object's key)", kind) for _, kind, _ in find_secrets(keys)]
+    texts: list[str] = []
+    _strings(node, texts)
+    found += [
+        ("(base64)", "base64-wrapped-key")
+        for text in texts + keys
+        for m in _BASE64.finditer(text)
+        if _wraps_key(m.group())
+    ]
     return found
 
 
 def _scrub(node: Any, redactor: Redactor) -> Any:
     if isinstance(node, str):
-        return redactor.text(node)
+        return _unwrap_keys(redactor.text(node))
     if isinstance(node, dict):
         return {
-            key: (
+            _scrub(key, redactor) if isinstance(key, str) else key: (
                 "<REDACTED:credential-header>"
                 if isinstance(key, str) and key.lower() in CREDENTIAL_HEADERS and not _placeholder(value)
                 else _scrub(value, redactor)
@@ -153,6 +201,7 @@ def redacted(data: Any, where: str) -> Any:
     ]
     paths = ", ".join(places[:5])
     more = f" and {len(places) - 5} more" if len(places) > 5 else ""
+    where = Redactor().text(where)  # a file named like a key: not in the terminal either
     warnings.warn(
         f"{where}: holds what looks like a credential at {paths}{more}; the page shows it redacted. "
         f"Check the file with: llmvcr scan {where}",

@@ -191,6 +191,15 @@ test("every call shape replays with the LLM server stopped", async () => {
   assert.equal(replayed.summary.recorded, 0);
 });
 
+test("a second run, and 16 clients at once, replay again from cassettes no test opened", async () => {
+  for (const [name, shape] of Object.entries(SHAPES)) {
+    assert.deepEqual(plain(await shape(`${proxy}/cassettes/node-${name}`)), recorded.get(name), `${name}, run 2`);
+  }
+  const shape = SHAPES.anthropic_create;
+  const answers = await Promise.all(Array.from({ length: 16 }, () => shape(`${proxy}/cassettes/node-anthropic_create`)));
+  for (const answer of answers) assert.deepEqual(plain(answer), recorded.get("anthropic_create"));
+});
+
 test("a call the cassette does not hold is llmvcr's divergence, as the SDK's own error", async () => {
   const client = new OpenAI({
     apiKey: OPENAI_KEY,

@@ -270,6 +270,7 @@ def test_curl_records_and_replays_every_stream_form(
 
 def _post(url: str, payload: Any = None, method: str = "POST", **headers: str) -> tuple[int, Any]:
     data = None if payload is None else json.dumps(payload).encode()
+    headers = {"content-type": "application/json", **headers} if data is not None else headers
     request = urllib.request.Request(url, data=data, method=method, headers=headers)
     try:
         with urllib.request.urlopen(request, timeout=30) as response:
@@ -493,7 +494,7 @@ def test_the_node_sdks_record_and_replay_through_the_proxy() -> None:
         subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=folder, check=True, timeout=600)
     done = subprocess.run([npm, "test"], cwd=folder, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
-    assert "# pass 5" in done.stdout and "# fail 0" in done.stdout
+    assert "# pass 6" in done.stdout and "# fail 0" in done.stdout
 
 
 def test_a_stream_the_upstream_drops_is_dropped_again_on_replay(
@@ -535,7 +536,7 @@ def test_a_client_that_hangs_up_mid_stream_leaves_the_entry_truncated(
         }
     ).encode()
     head = (
-        f"POST /cassettes/hung-up/v1/messages HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+        f"POST /cassettes/hung-up/v1/messages HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
         f"anthropic-version: 2023-06-01\r\nx-api-key: {ANTHROPIC_SENTINEL}\r\ncontent-length: {len(body)}\r\n\r\n"
     ).encode()
     with socket.create_connection(("127.0.0.1", proxy.port)) as conn:
