@@ -1,6 +1,7 @@
 """``python -m benchmarks``: see :mod:`benchmarks.run`; ``python -m benchmarks suite``: :mod:`benchmarks.suite`;
 ``python -m benchmarks linear``: :mod:`benchmarks.linear`; ``python -m benchmarks proxy``: :mod:`benchmarks.proxy`;
-``python -m benchmarks view``: :mod:`benchmarks.view`."""
+``python -m benchmarks view``: :mod:`benchmarks.view`; ``python -m benchmarks modules``:
+:mod:`benchmarks.modules`."""
 
 import sys
 
@@ -17,6 +18,11 @@ if sys.argv[1:2] == ["view"]:
     from .view import main as view_main
 
     raise SystemExit(view_main(sys.argv[2:]))
+
+if sys.argv[1:2] == ["modules"]:
+    from .modules import main as modules_main
+
+    raise SystemExit(modules_main(sys.argv[2:]))
 
 if sys.argv[1:2] == ["suite"]:
     from .suite import main as suite_main
