@@ -2,9 +2,10 @@
 
 ``python -m benchmarks modules [--warm] [--trace]``
 
-One anthropic ``messages.create`` is recorded through the floor's transport into a one-entry
-cassette, which is opened once (so the parse cache holds it, as on every run after the first) and then with ``use_cassette(path, record_mode="none")``; the first call in
-that session (as a test makes it) is traced with ``sys.setprofile``. Every Python function entered
+Two anthropic ``messages.create`` calls are recorded through the floor's transport into a cassette,
+which is opened once (so the parse cache holds it, as on every run after the first), then again
+with ``use_cassette(path, record_mode="none")``; the first call in that session (as a test makes
+it) is traced with ``sys.setprofile``. Every Python function entered
 whose file is under ``llmvcr/`` counts: the number of distinct modules, of distinct functions and of
 calls, and the module-to-module transitions. ``--warm`` traces a second call in the same session
 instead (the entry is built by then); ``--trace`` prints each module in the order it is entered.
