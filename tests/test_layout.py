@@ -195,6 +195,7 @@ FLOORS: list[set[str]] = [
     {"session"},
     {"_active"},
     {"providers", "freshness"},
+    {"lifecycle"},
     {"proxy", "api", "clients", "convert", "playlog"},
     {"view"},
     {"pytest_plugin", "cli", "adapters", "__init__"},

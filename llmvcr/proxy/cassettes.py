@@ -14,10 +14,9 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..cassette.age import on_ci
 from ..cassette.schema import entry_to_mapping
 from ..errors import LLMVCRError
-from ..freshness import check as freshness
+from ..lifecycle import ci_record_mode, close_session, open_session
 from ..options import Options, resolve_path, with_suffix
 from ..session import Session
 
@@ -123,16 +122,14 @@ class Cassettes:
                     )
                 return opened
             options = dict(given)
-            if "record_mode" not in options and on_ci():
-                options["record_mode"] = "none"  # CI replays; recording is done locally and committed
+            if "record_mode" not in options and ci_record_mode():
+                options["record_mode"] = ci_record_mode()
             try:
                 built = Options.build(**options)
             except ValueError as err:
                 raise CassetteRefused(f"llmvcr: {path}: {err}") from None
-            record_mode = self.record_mode or freshness.at_open(path, built)
             os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-            session = Session(path, built, record_mode=record_mode)
-            session.start()
+            session = open_session(path, built, record_mode=self.record_mode)
             opened = self._open[path] = Opened(name, session, dict(given))
             self._paths[name] = path
             return opened
@@ -145,13 +142,13 @@ class Cassettes:
             self._paths = {n: p for n, p in self._paths.items() if p != path}
         if opened is None:
             raise CassetteRefused(f"llmvcr: {path} is not open; open it with POST /_llmvcr/cassettes/{name}")
-        return close_session(opened.session)
+        return closed(opened.session)
 
     def close_all(self) -> list[dict[str, Any]]:
         """Close every open cassette (the server is stopping); each one's summary."""
         with self._lock:
             opened, self._open, self._paths = list(self._open.values()), {}, {}
-        return [close_session(o.session) for o in opened]
+        return [closed(o.session) for o in opened]
 
     def only(self) -> Opened | None:
         """The one open cassette, which answers requests that name none (None: none, or several)."""
@@ -164,9 +161,10 @@ class Cassettes:
             return [{"name": o.name, "path": o.session.path, **o.given} for o in self._open.values()]
 
 
-def close_session(session: Session) -> dict[str, Any]:
-    """Finish ``session`` and say what it did: the JSON ``DELETE`` answers with."""
-    session.finish(failed=False)
+def closed(session: Session) -> dict[str, Any]:
+    """Close ``session`` and say what it did: the JSON ``DELETE`` answers with (the unplayed entries
+    listed in it, not warned of)."""
+    close_session(session, failed=False, findings=False)
     unplayed = session.cassette.unplayed
     return {
         "path": session.path,

@@ -19,6 +19,7 @@ from ..cassette import Cassette
 from ..cassette.age import on_ci
 from ..errors import CassetteNotFoundError, ReplayDivergence, UnplayedEntriesError
 from ..freshness.playlog import PlayLog
+from ..lifecycle import ci_record_mode, open_session
 from ..options import RECORD_MODES, Options, configure, did_you_mean, settings
 from ..session import Session
 from ..storage.formats import resolve
@@ -133,8 +134,7 @@ def pytest_configure(config: pytest.Config) -> None:
         configure(cassette_format=str(config.getini("llmvcr_cassette_format")).strip().lower())
     except ValueError as err:
         raise pytest.UsageError(f"llmvcr_cassette_format in the pytest ini: {err}") from None
-    if on_ci():
-        settings.default_record_mode = "none"
+    settings.default_record_mode = ci_record_mode() or settings.default_record_mode
     config.pluginmanager.register(pytest_fresh.FreshPlugin(config, stats), "llmvcr-fresh")
     if config.getini("llmvcr_vcr_fixture"):
         config.pluginmanager.register(_VcrFixture(), "llmvcr-vcr-fixture")
@@ -201,8 +201,8 @@ def _options(
     by_ci = False
     if mode is not None:
         merged["record_mode"] = mode
-    elif "record_mode" not in merged and on_ci():
-        merged["record_mode"] = "none"  # CI replays; recording is done locally and committed
+    elif "record_mode" not in merged and ci_record_mode():
+        merged["record_mode"] = ci_record_mode()
         by_ci = True
     return name, merged, by_ci
 
@@ -230,7 +230,7 @@ class _Missing(CassetteContext):
     def session(self) -> Session:
         cassette = Cassette(self.path)
         cassette.read_only = self.why
-        return Session(self.path, self.options, cassette, persist=False)
+        return open_session(self.path, self.options, record_mode="none", cassette=cassette, persist=False)
 
 
 @pytest.fixture

@@ -109,7 +109,7 @@ CRASHER = textwrap.dedent("""
         for i in range(1000):
             client.messages.create(model="claude-test", max_tokens=8, messages=[{"role": "user", "content": f"n{i}"}])
             # the call is done; how many of the recorded entries still wait in memory (coalesced writes)
-            print(i, len(current_session()._queue.pending), flush=True)
+            print(i, len(current_session().file.queue.pending), flush=True)
             if i >= 4:
                 time.sleep(0.2)  # a real call's latency: writes are seldom coalesced at this pace
 """)
@@ -206,7 +206,7 @@ def test_deferred_entries_reach_disk_without_another_call(tmp_path: Path, anthro
         anthropic_client.messages.create(
             model="claude-test", max_tokens=8, messages=[{"role": "user", "content": "a"}]
         )
-        session._queue.next_flush = time.monotonic() + 0.3  # as if the last write had been slow
+        session.file.queue.next_flush = time.monotonic() + 0.3  # as if the last write had been slow
         anthropic_client.messages.create(
             model="claude-test", max_tokens=8, messages=[{"role": "user", "content": "b"}]
         )
@@ -307,7 +307,7 @@ def test_an_exception_inside_the_cassette_keeps_every_entry(tmp_path: Path, anth
             anthropic_client.messages.create(
                 model="claude-test", max_tokens=8, messages=[{"role": "user", "content": text}]
             )
-            session._queue.next_flush = (
+            session.file.queue.next_flush = (
                 time.monotonic() + 3600
             )  # as if writes were slow: "b", "c" wait in memory
         assert len(llmvcr.load_cassette(path)) == 1
@@ -365,7 +365,7 @@ def test_a_failed_write_then_a_good_one_writes_each_entry_once(
     def ask(text: str) -> None:
         session = current_session()
         assert session is not None
-        session._queue.next_flush = 0.0  # written at once, however slow the last write was on a busy machine
+        session.file.queue.next_flush = 0.0  # written at once, however slow the last write was
         anthropic_client.messages.create(
             model="claude-test", max_tokens=8, messages=[{"role": "user", "content": text}]
         )
