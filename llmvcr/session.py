@@ -17,16 +17,15 @@ from typing import Protocol
 
 from . import faults, wire
 from .cassette import Cassette, Entry, Request, Response
-from .errors import ReplayDivergence, ReplayDivergenceWarning
+from .errors import ReplayDivergenceWarning
 from .matching import other_calls
 from .matching.as_recorded import StaleCall, as_recorded, check_drift
 from .matching.claims import Claims
-from .matching.diff import divergence_message, nearest_diff
+from .matching.diff import divergence
 from .matching.rules import default_request_hash
 from .options import Options, settings
-from .redaction import Redactor, compile_keep, compile_paths, compile_redactions
+from .redaction import Redactor
 from .storage.cassette_file import CassetteFile
-from .wire.headers import RESPONSE_HEADERS
 
 
 class Caller(Protocol):
@@ -88,19 +87,13 @@ class Session:
             record_mode or settings.record_mode or options.record_mode or settings.default_record_mode
         )
         self.persist = persist
-        self.redactor = Redactor(
-            patterns=compile_redactions(options.redact),
-            filter_headers=frozenset(h.lower() for h in options.filter_headers),
-            paths=compile_paths(options.redact),
-            keep=compile_keep(options.redact_keep),
-        )
+        self.redactor = Redactor.configured(options.redact, options.filter_headers, options.redact_keep)
         self.open = False
         self.calls = 0  # calls that reached decide(), whatever answered them
         self.replayed = 0
         self.recorded = 0
         self.served: list[Entry] = []  # the entries replay served, for the usage the run saved
         self.stale: list[StaleCall] = []  # calls served although their request drifted from the recording
-        self.unrecorded: dict[str, int] = {}  # host -> requests no provider claimed, let through
         self.wrote_nothing = False  # see other_calls.report_at_close
         self.quiet_when_empty = False
         self._lock = threading.Lock()  # the session's own counters and index; the file has its own
@@ -118,10 +111,13 @@ class Session:
             configured=options.recorded_match_on,
         )
         self.claims = Claims(self.cassette, self.fingerprinter, allow_repeats=options.allow_playback_repeats)
+        self._unclaimed = other_calls.Unclaimed(
+            self.cassette, options.allow_unrecognized, options.allow_playback_repeats
+        )
+        self.unrecorded = self._unclaimed.counted  # host -> requests no provider claimed, let through
         if options.seed is not None:  # a seed is written into the file: no key in it either
             self.cassette.seed = self.redactor.text(options.seed)
 
-    # -- lifecycle -------------------------------------------------------------------------------
     def start(self) -> None:
         """Begin answering calls (``llmvcr.api`` installs interception and activates the session)."""
         self.open = True
@@ -146,7 +142,6 @@ class Session:
         if self.options.prune and self.cassette.unplayed and not failed and self.persist:
             self.file.prune()
 
-    # -- deciding ----------------------------------------------------------------------------------
     @property
     def can_record(self) -> bool:
         may_write = self.cassette.read_only is None  # a foreign file read in place: never written
@@ -187,76 +182,50 @@ class Session:
         live = Decision(name, request, stored_hash, session=self)
         if self.record_mode == "all" or self._live:
             return live
-        if self.options.mode == "sequential":
+        mode = self.options.mode
+        if mode == "sequential":
             position = self.claims.next_unused()
         else:
             position = self.claims.by_hash(self.claims.key(normalised, stored_hash), stacklevel=2)
             if position is None:
                 position = self._claim_as_asked(name, request)
         if position is not None:
-            if self.recorded_match_on is not None and self.options.mode == "strict":
-                self._check_drift(position, normalised, stored_hash, request)  # or raises
+            if self.recorded_match_on is not None and mode == "strict":  # a vcrpy cassette: its drift
+                stale = check_drift(
+                    self.cassette.entry(position),
+                    position,
+                    normalised,
+                    stored_hash,
+                    request,
+                    match_on=self.recorded_match_on,
+                    on_stale=self.options.on_stale,
+                    path=self.path,
+                    read_only=self.cassette.read_only,
+                )  # or raises
+                if stale is not None:
+                    self.stale.append(stale)  # one list append: atomic across threads
             return self._serve(name, request, position, stored_hash)
         if self.can_record:
             return live
         if self.options.on_divergence == "live" and self.cassette.read_only is None:
             self._live = True
             return live
-        rows, nearest = nearest_diff(self.cassette.entries, normalised, self.fingerprinter.prepare)
-        message = divergence_message(
-            self.path, name, request, rows, nearest, self.record_mode, self.options.mode, self.cassette
-        )
-        if self.options.on_divergence == "warn":
-            position = self.claims.next_unused()
-            if position is not None:
-                warnings.warn(
-                    message + "\nServing the next unused entry instead.",
-                    ReplayDivergenceWarning,
-                    stacklevel=2,
-                )
-                return self._serve(name, request, position, stored_hash)
-        raise ReplayDivergence(message, cassette_path=self.path, diff=rows, request=request, nearest=nearest)
+        cassette, prepare = self.cassette, self.fingerprinter.prepare
+        error = divergence(self.path, name, request, normalised, cassette, prepare, self.record_mode, mode)
+        if self.options.on_divergence == "warn" and (position := self.claims.next_unused()) is not None:
+            message = f"{error}\nServing the next unused entry instead."
+            warnings.warn(message, ReplayDivergenceWarning, stacklevel=2)
+            return self._serve(name, request, position, stored_hash)
+        raise error
 
     def unclaimed(self, method: str, url: str, host: str, *, can_serve: bool = False) -> Entry | None:
         """A request no provider claims: answered from the file when it recorded it (a foreign
         cassette's non-LLM call), else refused in a replay-only session, else counted for the warning."""
         __tracebackhide__ = True
-        options = self.options
-        recorded = other_calls.answer(  # or raises
-            self.cassette,
-            method,
-            url,
-            host,
-            can_serve=can_serve,
-            allow_repeats=options.allow_playback_repeats,
-            allow_unrecognized=options.allow_unrecognized,
-            may_go_out=self.can_record or options.on_divergence == "live",
-            record_mode=self.record_mode,
+        may_go_out = self.can_record or self.options.on_divergence == "live"
+        return self._unclaimed.answer(  # or raises
+            method, url, host, can_serve=can_serve, may_go_out=may_go_out, record_mode=self.record_mode
         )
-        if recorded is None and not other_calls.allowed(self.options.allow_unrecognized, host):
-            with self._lock:
-                self.unrecorded[host] = self.unrecorded.get(host, 0) + 1
-        return recorded
-
-    def _check_drift(self, position: int, live: dict[str, object], live_hash: str, request: Request) -> None:
-        """A call matched as its recorder matched it (a vcrpy cassette): its drift from the recording
-        is kept for the report, or raised (``on_stale="fail"``)."""
-        __tracebackhide__ = True
-        recorded = self.cassette.entry(position)
-        if recorded.request_hash == live_hash:
-            return
-        stale = check_drift(
-            recorded,
-            position,
-            live,
-            request,
-            match_on=self.recorded_match_on or (),
-            on_stale=self.options.on_stale,
-            path=self.path,
-            read_only=self.cassette.read_only,
-        )
-        if stale is not None:
-            self.stale.append(stale)  # one list append: atomic across threads
 
     def _claim_as_asked(self, name: str, request: Request) -> int | None:
         """A streamed call answered by an ``as_asked`` entry, stored as the plain call (its source,
@@ -265,7 +234,9 @@ class Session:
         if fmt is None or not fmt.asks_stream(request):
             return None
         plain = fmt.plain_request(request).normalised()
-        return self.claims.where(self.claims.key(plain, default_request_hash(plain)), _as_asked)
+        return self.claims.where(
+            self.claims.key(plain, default_request_hash(plain)), lambda e: e.response.as_asked
+        )
 
     def _serve(self, name: str, request: Request, position: int, stored_hash: str) -> Decision:
         """The decision serving entry ``position`` to ``request``, once its answer is checked to fit."""
@@ -281,7 +252,6 @@ class Session:
             self.served.append(entry)
         return Decision(name, request, stored_hash, entry=entry, session=self)
 
-    # -- recording ---------------------------------------------------------------------------------
     def stream_opened(self, finish: Callable[[], None]) -> None:
         """A live stream is being recorded: ``finish()`` (idempotent) records it as truncated at exit."""
         with self._lock:
@@ -289,15 +259,8 @@ class Session:
 
     def record(self, decision: Decision, response: Response) -> Entry | None:
         """Redact ``response``, pass the entry to ``before_record``, append it and write it soon."""
-        redactor = self.redactor
-        response = Response(
-            response.status,
-            redactor.headers(response.headers.items(), RESPONSE_HEADERS, by_name=False),
-            body=redactor.body(response.body, f"{self.path}: call {len(self.cassette) + 1}, the response"),
-            stream=redactor.events(response.stream) if response.stream is not None else None,
-            truncated=response.truncated,
-            failure=response.failure,
-        )
+        where = f"{self.path}: call {len(self.cassette) + 1}, the response"
+        response = self.redactor.response(response, where)
         entry = Entry(decision.provider, decision.request, response, decision.request_hash)
         entry = self.file.keep_timing(entry)  # an unchanged stream keeps its offsets: no noise in a PR diff
         if self.options.before_record is not None:
@@ -333,7 +296,3 @@ class Session:
     def flush(self) -> None:
         """Write entries recorded but not yet on disk; ``CassetteWriteError`` naming the file if it cannot."""
         self.file.flush()
-
-
-def _as_asked(entry: Entry) -> bool:
-    return entry.response.as_asked

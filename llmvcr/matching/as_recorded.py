@@ -131,6 +131,7 @@ def check_drift(
     recorded: Entry,
     position: int,
     live: Normalised,
+    live_hash: str,
     request: Request,
     *,
     match_on: Sequence[str],
@@ -140,8 +141,10 @@ def check_drift(
 ) -> StaleCall | None:
     """The drift of a call matched as recorded (under ``match_on``) to entry ``position``,
     ``recorded``: None when its request is the recorded one; ``ReplayDivergence`` when
-    ``on_stale="fail"``. A caller checks ``recorded.request_hash`` against the live hash first."""
+    ``on_stale="fail"``."""
     __tracebackhide__ = True
+    if recorded.request_hash == live_hash:
+        return None
     rows = request_drift(recorded.request.normalised(), live)
     if not rows:
         return None

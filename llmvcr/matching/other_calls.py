@@ -8,6 +8,7 @@ the sorted pairs; it is matched on method and URL, as vcrpy matched it by defaul
 from __future__ import annotations
 
 import os
+import threading
 import warnings
 from urllib.parse import parse_qsl, urlsplit
 
@@ -44,6 +45,39 @@ def hosts(cassette: Cassette) -> set[str]:
         if cassette.stored_provider(i) == OTHER:
             out.add(urlsplit(cassette.entry(i).request.path).hostname or "")
     return out
+
+
+class Unclaimed:
+    """One session's calls no provider claims: answered from its file, refused, or let through and
+    counted by host (``counted``) for the warning at close."""
+
+    def __init__(self, cassette: Cassette, allow_unrecognized: tuple[str, ...], allow_repeats: bool) -> None:
+        self.cassette = cassette
+        self.allow_unrecognized = allow_unrecognized
+        self.allow_repeats = allow_repeats
+        self.counted: dict[str, int] = {}  # host -> requests let through unrecorded
+        self._lock = threading.Lock()
+
+    def answer(
+        self, method: str, url: str, host: str, *, can_serve: bool, may_go_out: bool, record_mode: str
+    ) -> Entry | None:
+        """See :func:`answer`; a request let through to a host not allowed is counted."""
+        __tracebackhide__ = True
+        recorded = answer(
+            self.cassette,
+            method,
+            url,
+            host,
+            can_serve=can_serve,
+            allow_repeats=self.allow_repeats,
+            allow_unrecognized=self.allow_unrecognized,
+            may_go_out=may_go_out,
+            record_mode=record_mode,
+        )
+        if recorded is None and not allowed(self.allow_unrecognized, host):
+            with self._lock:
+                self.counted[host] = self.counted.get(host, 0) + 1
+        return recorded
 
 
 def allowed(hosts: tuple[str, ...], host: str) -> bool:
