@@ -90,6 +90,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="yaml (default) or json: the format of new cassettes llmvcr names (an existing file is kept)",
     )
     parser.addini(
+        "llmvcr_summary",
+        type="bool",
+        default=True,
+        help="print llmvcr's end-of-run summary: cassettes, unused entries, tokens recorded and saved "
+        "(false: a suite whose cassettes are its own test data, as llmvcr's own)",
+    )
+    parser.addini(
         "llmvcr_vcr_fixture",
         type="bool",
         default=False,
@@ -370,6 +377,6 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     stats = config.stash.get(_STATS, None)
-    if stats is not None:
+    if stats is not None and config.getini("llmvcr_summary"):
         for line in stats.lines(verbose=config.get_verbosity() > 0):
             terminalreporter.write_line(line)
