@@ -5,10 +5,11 @@
 Two anthropic ``messages.create`` calls are recorded through the floor's transport into a cassette,
 which is opened once (so the parse cache holds it, as on every run after the first), then again
 with ``use_cassette(path, record_mode="none")``; the first call in that session (as a test makes
-it) is traced with ``sys.setprofile``. Every Python function entered
-whose file is under ``llmvcr/`` counts: the number of distinct modules, of distinct functions and of
-calls, and the module-to-module transitions. ``--warm`` traces the session's second call
-instead (the first has noted its provider; its entry, another one, is still built at first use); ``--trace`` prints each module in the order it is entered.
+it) is traced with ``sys.setprofile``. Every Python function entered whose file is under
+``llmvcr/`` counts: the number of distinct modules, of distinct functions and of calls, and the
+module-to-module transitions. ``--warm`` traces the session's second call instead (the first has
+noted its provider; its entry, another one, is still built at first use); ``--trace`` prints each
+module in the order it is entered.
 """
 
 from __future__ import annotations
