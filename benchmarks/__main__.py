@@ -1,7 +1,7 @@
 """``python -m benchmarks``: see :mod:`benchmarks.run`; ``python -m benchmarks suite``: :mod:`benchmarks.suite`;
 ``python -m benchmarks linear``: :mod:`benchmarks.linear`; ``python -m benchmarks proxy``: :mod:`benchmarks.proxy`;
 ``python -m benchmarks view``: :mod:`benchmarks.view`; ``python -m benchmarks tools``: :mod:`benchmarks.tools`;
-``python -m benchmarks mcp``: :mod:`benchmarks.mcp`."""
+``python -m benchmarks mcp``: :mod:`benchmarks.mcp`; ``python -m benchmarks modules``: :mod:`benchmarks.modules`."""
 
 import sys
 
@@ -27,6 +27,11 @@ if sys.argv[1:2] == ["tools"]:
     from .tools import main as tools_main
 
     raise SystemExit(tools_main(sys.argv[2:]))
+
+if sys.argv[1:2] == ["modules"]:
+    from .modules import main as modules_main
+
+    raise SystemExit(modules_main(sys.argv[2:]))
 
 if sys.argv[1:2] == ["suite"]:
     from .suite import main as suite_main

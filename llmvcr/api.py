@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import _active, providers
 from .cassette import Cassette
-from .freshness import check as freshness
+from .lifecycle import close_session, open_session
 from .options import Options, resolve_path
 from .session import Session
 from .storage.files import load_cassette as load_cassette  # llmvcr.load_cassette (reads vcrpy files in place)
@@ -50,16 +50,16 @@ class CassetteContext:
         return self._fixed if self._fixed is not None else resolve_path(self._name)
 
     def session(self) -> Session:
-        """A new, not yet started session on this cassette's file (checked for expiry first)."""
-        path = self.path
-        session = Session(path, self.options, record_mode=freshness.at_open(path, self.options))
-        session.quiet_when_empty = self.quiet_when_empty
-        return session
+        """A new, started session on this cassette's file (checked for expiry first)."""
+        return open_session(self.path, self.options, quiet_when_empty=self.quiet_when_empty)
 
     def __enter__(self) -> Cassette:
         session = self.session()
-        providers.install()
-        session.start()
+        try:
+            providers.install()
+        except BaseException:
+            close_session(session, failed=True, findings=False)
+            raise
         self._open.append((session, _active.activate(session)))
         return session.cassette
 
@@ -69,13 +69,12 @@ class CassetteContext:
     def close(self, *, failed: bool) -> None:
         """Leave the innermost open block; ``failed`` when it raised (or the test using it failed)."""
         session, token = self._open.pop()
-        try:
-            session.finish(failed=failed)
-        finally:
+
+        def detach() -> None:
             _active.deactivate(session, token)
             providers.uninstall()
-        _active.announce_exit(session)
-        freshness.at_close(session, failed=failed)  # entries no call used: warn or fail
+
+        close_session(session, failed=failed, detach=detach)  # entries no call used: warn or fail
 
     async def __aenter__(self) -> Cassette:
         return self.__enter__()

@@ -22,6 +22,7 @@ from typing import Any, TypeVar, overload
 from . import _active
 from .cassette import Cassette
 from .cassette.schema import recorded_with
+from .lifecycle import open_session
 from .options import Options, resolve_path
 from .providers import install, registered, uninstall
 from .session import Session
@@ -42,7 +43,6 @@ def _attach(client: Any, session: Session) -> None:
     for bound in _calls_of(client):
         _active.bind(bound, session)  # refuses what cannot be weakly referenced
     install()  # also catches up with an SDK imported after another cassette opened
-    session.open = True
     weakref.finalize(client, uninstall)
 
 
@@ -71,8 +71,8 @@ def create_recording_adapter(client: C, *, seed: str | None = None, **options: A
     _refuse_record_mode(options, "create_recording_adapter")
     built = Options.build(seed=seed, **options)
     cassette = Cassette("", seed=seed, recorded_with=recorded_with())
-    session = Session("", built, cassette, persist=False)
-    session.record_mode = "all"  # explicit recording, whatever a process-wide record mode says
+    # explicit recording, whatever a process-wide record mode says
+    session = open_session("", built, record_mode="all", cassette=cassette, persist=False)
     _attach(client, session)
     return client, cassette
 
@@ -123,8 +123,7 @@ def create_replay_adapter(
         cassette = load_cassette(resolve_path(cassette))
     if client is None:
         client = _client_for(cassette, asynchronous)
-    session = Session(cassette.path, built, cassette, persist=False)
-    session.record_mode = "none"
+    session = open_session(cassette.path, built, record_mode="none", cassette=cassette, persist=False)
     _attach(client, session)
     return client
 

@@ -23,6 +23,14 @@ pytest_plugins = ["pytester"]
 # the next import of yaml gets the old CParser beside new Python classes, and every libyaml load
 # then fails ("could not determine a constructor for the tag None"). Imported here, it stays.
 
+
+@pytest.fixture
+def pytester(pytester: pytest.Pytester) -> pytest.Pytester:
+    """pytester, whose runs set pytest-asyncio's loop scope as this suite does (it warns otherwise)."""
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    return pytester
+
+
 FRAMEWORKS = Path(__file__).parent / "frameworks"
 DATA = Path(__file__).parent / "data"
 

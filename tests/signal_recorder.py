@@ -42,11 +42,11 @@ def record(path: str, calls: int, slow: bool) -> None:
         assert session is not None
         for i in range(calls):
             if slow:
-                session._queue.next_flush = time.monotonic() + 60  # the next entries wait in memory
+                session.file.queue.next_flush = time.monotonic() + 60  # the next entries wait in memory
             client.messages.create(
                 model="claude-test", max_tokens=8, messages=[{"role": "user", "content": f"n{i}"}]
             )
-            say(f"call {i} {len(session._queue.pending)}")
+            say(f"call {i} {len(session.file.queue.pending)}")
     say("done")
     while True:  # the parent always ends this process with a signal
         signal.pause()

@@ -78,6 +78,7 @@ def test_recorded_rate_limit_keeps_status_body_and_retry_after(anthropic_client:
     assert again.value.response.headers["retry-after"] == live.value.response.headers["retry-after"]
 
 
+@pytest.mark.filterwarnings("ignore::llmvcr.errors.UnplayedEntriesWarning")
 def test_inject_errors_into_a_replayed_run(anthropic_client: Any, openai_client: Any) -> None:
     with llmvcr.recording("inject"):
         texts = [ask(anthropic_client, f"q{i}").content[0].text for i in range(3)]

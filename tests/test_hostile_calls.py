@@ -163,6 +163,8 @@ def _with_another_cassette_open(work: Any) -> Any:
         thread.join()
 
 
+@pytest.mark.filterwarnings("ignore::llmvcr.errors.EmptyRecordingWarning")
+@pytest.mark.filterwarnings("ignore::llmvcr.errors.UnplayedEntriesWarning")
 def test_worker_threads_of_a_replay_only_cassette_never_go_live(openai_client: Any, server: Any) -> None:
     with llmvcr.recording("workers"):
         texts = [_ask(openai_client, f"job {i}") for i in range(4)]

@@ -8,6 +8,8 @@ import ast
 import importlib
 from pathlib import Path
 
+import pytest
+
 PACKAGE = Path(__file__).resolve().parent.parent / "llmvcr"
 MAX_LINES = 400
 
@@ -101,6 +103,7 @@ def test_no_import_cycle() -> None:
     assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
 
 
+@pytest.mark.slow
 def test_no_module_over_400_lines() -> None:
     long = {m: len(p.read_text().splitlines()) for m, (p, _) in _modules().items()}
     over = {m: n for m, n in long.items() if n > MAX_LINES}
@@ -146,6 +149,7 @@ def find_private_uses(package: Path = PACKAGE) -> list[str]:
     return bad
 
 
+@pytest.mark.slow
 def test_no_private_name_used_across_modules() -> None:
     bad = find_private_uses()
     assert not bad, "private names used across modules:\n" + "\n".join(bad)
@@ -195,6 +199,7 @@ FLOORS: list[set[str]] = [
     {"session"},
     {"_active"},
     {"providers", "freshness"},
+    {"lifecycle"},
     {"proxy", "api", "clients", "convert", "playlog", "mcp"},
     {"view"},
     {"pytest_plugin", "cli", "adapters", "__init__"},

@@ -419,6 +419,7 @@ def _assert_no_secrets(directory: Path) -> None:
             assert needle not in data, f"{needle!r} written to {path}"
 
 
+@pytest.mark.filterwarnings("ignore:Pydantic serializer warnings:UserWarning")
 @pytest.mark.parametrize("scenario", SYNC, ids=lambda f: f.__name__)
 def test_sync_record_then_replay_offline(
     scenario: Callable[..., Any],
@@ -444,6 +445,7 @@ def test_sync_record_then_replay_offline(
     assert replayed.unplayed == []
 
 
+@pytest.mark.filterwarnings("ignore:Pydantic serializer warnings:UserWarning")
 @pytest.mark.parametrize("scenario", ASYNC, ids=lambda f: f.__name__)
 async def test_async_record_then_replay_offline(
     scenario: Callable[..., Any],
@@ -492,6 +494,7 @@ def test_leaving_the_cassette_restores_the_sdk(anthropic_client: Any) -> None:
     assert openai._base_client.AsyncAPIClient.__dict__["request"] is originals["oarequest"]
 
 
+@pytest.mark.filterwarnings("ignore::llmvcr.errors.UnplayedEntriesWarning")
 def test_divergence_names_file_diffs_and_never_reaches_network(
     anthropic_client: Any, server: Any, cassette_dir: Path
 ) -> None:
@@ -525,6 +528,7 @@ def test_divergence_names_file_diffs_and_never_reaches_network(
     assert type(info.value) is llmvcr.ReplayDivergence  # not wrapped as APIConnectionError, not retried
 
 
+@pytest.mark.filterwarnings("ignore::llmvcr.errors.UnplayedEntriesWarning")
 async def test_async_divergence_surfaces_unwrapped(async_openai_client: Any) -> None:
     with llmvcr.recording("a-div"):
         await async_openai_client.chat.completions.create(model="gpt-test", messages=USER)
@@ -765,6 +769,7 @@ def test_use_cassette_is_also_a_context_manager(
     assert server.request_count == before
 
 
+@pytest.mark.filterwarnings("ignore::llmvcr.errors.UnplayedEntriesWarning")
 @pytest.mark.parametrize("record_mode", ["none", "once"])
 def test_unmatched_request_in_replay_modes_never_reaches_the_network(
     record_mode: str, anthropic_client: Any, openai_client: Any, server: Any, request: Any

@@ -79,6 +79,7 @@ def test_loose_mode_matches_the_last_user_message_only(anthropic_client: Any) ->
             ask(anthropic_client, "another question")
 
 
+@pytest.mark.filterwarnings("ignore::llmvcr.errors.UnplayedEntriesWarning")
 def test_unplayed_entries_are_reported_and_pruned(anthropic_client: Any, cassette_dir: Path) -> None:
     with llmvcr.recording("prune"):
         ask(anthropic_client, "kept")
@@ -114,6 +115,7 @@ def test_on_divergence_live_resumes_and_appends(
         assert [ask(anthropic_client, "step 1"), ask(anthropic_client, "step 2")] == [a, b]
 
 
+@pytest.mark.filterwarnings("ignore::llmvcr.errors.UnplayedEntriesWarning")
 def test_diff_shortens_long_strings_around_the_difference(anthropic_client: Any) -> None:
     long_a = "x" * 300 + "ALPHA" + "y" * 300
     with llmvcr.recording("long"):
@@ -197,6 +199,7 @@ def test_warn_mode_without_entries_left_still_raises(anthropic_client: Any) -> N
                 ask(anthropic_client, "more")
 
 
+@pytest.mark.filterwarnings("ignore::llmvcr.errors.UnplayedEntriesWarning")
 def test_match_on_names_and_callables_through_use_cassette(anthropic_client: Any, server: Any) -> None:
     def first_word(r: dict[str, Any]) -> Any:
         return str(llmvcr.matching.rules.last_user_message(r)).split(" ")[0]
@@ -265,6 +268,7 @@ def test_matching_is_a_lookup_not_a_scan(anthropic_client: Any) -> None:
     assert calls >= n
 
 
+@pytest.mark.filterwarnings("ignore::llmvcr.errors.UnplayedEntriesWarning")
 def test_ignore_paths_through_use_cassette(anthropic_client: Any, server: Any) -> None:
     ignore = ["metadata.user_id", "messages[*].content[*].cache_control"]
 
@@ -297,6 +301,7 @@ def test_ignore_paths_through_use_cassette(anthropic_client: Any, server: Any) -
     assert server.request_count == before
 
 
+@pytest.mark.filterwarnings("ignore::llmvcr.errors.UnplayedEntriesWarning")
 def test_diff_is_against_the_nearest_request_on_the_same_endpoint(anthropic_client: Any) -> None:
     def create(system: str, text: str, max_tokens: int = 16) -> Any:
         return anthropic_client.messages.create(
@@ -436,6 +441,7 @@ def test_patch_function_arguments_and_results_are_redacted_in_the_session(casset
         unregister_provider(provider.name)
 
 
+@pytest.mark.filterwarnings("ignore::llmvcr.errors.UnplayedEntriesWarning")
 def test_a_request_no_provider_claims_never_leaves_a_replay_only_cassette(
     server: Any, cassette_dir: Any, anthropic_client: Any
 ) -> None:
@@ -470,6 +476,8 @@ def test_a_recording_cassette_warns_about_calls_it_did_not_record(server: Any, c
             httpx2.get(server.url + "/b")
 
 
+@pytest.mark.filterwarnings("ignore::llmvcr.errors.EditedCassetteWarning")
+@pytest.mark.filterwarnings("ignore::llmvcr.errors.UnplayedEntriesWarning")
 def test_a_hand_edited_request_still_matches_with_a_warning(cassette_dir: Any, anthropic_client: Any) -> None:
     from llmvcr.errors import EditedCassetteWarning
 

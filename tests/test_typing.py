@@ -87,6 +87,7 @@ def test_a_user_test_file_passes_mypy_strict(installed: Path, tmp_path: Path) ->
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+@pytest.mark.slow
 def test_a_misused_option_is_a_type_error(installed: Path, tmp_path: Path) -> None:
     """The options are typed: a wrong record mode is caught before the test runs."""
     (tmp_path / "test_bad.py").write_text(

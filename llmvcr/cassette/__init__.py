@@ -1,6 +1,6 @@
 """The in-memory cassette: a list of entries, an index by request hash, and play bookkeeping.
 
-Entries loaded from a file stay as the parsed mapping until first used, so a 10,000-entry
+An entry loaded from a file is built when first used (``linear.LoadedEntries``), so a 10,000-entry
 cassette loads at the speed of the parser: only the stored ``request_hash`` is read up front.
 """
 
@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from .entries import Entry, Request, Response
-from .linear import DEFAULT_LAYOUT, Layout
-from .schema import FORMAT_VERSION, entry_from_mapping
+from .linear import DEFAULT_LAYOUT, FORMAT_VERSION, Layout, LoadedEntries
 from .served import Served
 from .values import FrozenValue
 
@@ -75,13 +74,9 @@ class Cassette:
         self.seed = seed
         self.recorded_with: dict[str, str] = dict(recorded_with or {})
         self.metadata: dict[str, Any] = dict(metadata or {})
-        # An item is an Entry, or the raw mapping it was loaded from until first use, or None: a
-        # mapping ``_later`` gives when first asked for (a linear file's entry, unpacked then).
-        self._items: list[Entry | Mapping[str, Any] | None] = []
-        self._later: Callable[[int], Mapping[str, Any]] | None = None
-        # position -> (stored hash, stored provider) of an entry not yet read
-        self._later_stored: dict[int, tuple[str, Any]] = {}
-        self._checked: dict[int, Entry] = {}  # position -> the entry checking the file built from its mapping
+        # an item is an Entry, or the position in ``_loaded`` of a loaded entry not built yet
+        self._items: list[Entry | int] = []
+        self._loaded: LoadedEntries | None = None
         self._index: dict[str, list[int]] = {}
         self._plays: list[int] = []
         self._lock = threading.Lock()
@@ -92,24 +87,15 @@ class Cassette:
         self.in_turn = False
 
     # -- building -----------------------------------------------------------------------------
-    def add_raw(self, raw: Mapping[str, Any], request_hash: str) -> None:
-        self._index.setdefault(request_hash, []).append(len(self._items))
-        self._items.append(raw)
-        self._plays.append(0)
-
-    def add_later(self, later: Callable[[int], Mapping[str, Any]], request_hash: str, provider: Any) -> None:
-        """Add a loaded entry whose mapping ``later(position)`` gives when it is first read."""
-        self._later = later
-        self._later_stored[len(self._items)] = (request_hash, provider)
-        self._index.setdefault(request_hash, []).append(len(self._items))
-        self._items.append(None)
-        self._plays.append(0)
-
-    def add_checked(self, raw: Mapping[str, Any], entry: Entry) -> None:
-        """Add a loaded entry's mapping with the entry checking it built: that entry serves (nothing
-        is built twice) and the mapping is what a rewrite writes until then, as for ``add_raw``."""
-        self._checked[len(self._items)] = entry
-        self.add_raw(raw, entry.request_hash)
+    def load(self, loaded: LoadedEntries) -> None:
+        """Hold the entries a file holds (once, on an empty cassette), each built when first read."""
+        self._loaded = loaded
+        index = self._index
+        for position in range(len(loaded)):
+            index.setdefault(loaded.stored_hash(position), []).append(position)
+        self._items = list(range(len(loaded)))
+        self._plays = [0] * len(loaded)
+        self.loaded_count = len(loaded)
 
     def append(self, entry: Entry) -> int:
         """Add an entry at the end; returns its position."""
@@ -123,8 +109,7 @@ class Cassette:
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
-            self._checked.clear()
-            self._later_stored.clear()
+            self._loaded = None
             self._index.clear()
             self._plays.clear()
 
@@ -136,35 +121,36 @@ class Cassette:
         return iter(self.entries)
 
     def entry(self, position: int) -> Entry:
-        item = self.raw(position)
+        item = self._items[position]
         if isinstance(item, Entry):
             return item
-        entry = self._checked.pop(position, None) or entry_from_mapping(item, self.path, position)
-        self._items[position] = entry
+        assert self._loaded is not None  # a position is only ever added with it
+        entry = self._items[position] = self._loaded.entry(item)
         return entry
 
     def stored_hash(self, position: int) -> str:
         """The entry's stored ``request_hash``, without building or unpacking it."""
         item = self._items[position]
-        if item is None:
-            return self._later_stored[position][0]
-        return item.request_hash if isinstance(item, Entry) else str(item["request_hash"])
+        if isinstance(item, Entry):
+            return item.request_hash
+        assert self._loaded is not None
+        return self._loaded.stored_hash(item)
 
     def stored_provider(self, position: int) -> Any:
-        """The entry's stored ``provider``, without building or unpacking it (a linear file's
-        references are inside request bodies only)."""
+        """The entry's stored ``provider``, without building or unpacking it."""
         item = self._items[position]
-        if item is None:
-            return self._later_stored[position][1]
-        return item.provider if isinstance(item, Entry) else item.get("provider")
+        if isinstance(item, Entry):
+            return item.provider
+        assert self._loaded is not None
+        return self._loaded.stored_provider(item)
 
     def raw(self, position: int) -> Entry | Mapping[str, Any]:
-        """The entry as stored: an Entry, or the mapping it will be built from."""
+        """The entry as it will be written: an Entry, or the mapping of a loaded one not built yet."""
         item = self._items[position]
-        if item is None:
-            assert self._later is not None  # None is only ever added with it
-            item = self._items[position] = self._later(position)
-        return item
+        if isinstance(item, Entry):
+            return item
+        assert self._loaded is not None
+        return self._loaded.mapping(item)
 
     @property
     def entries(self) -> list[Entry]:
@@ -247,12 +233,10 @@ class Cassette:
         keep = [i for i, n in enumerate(self._plays) if n or i >= self.loaded_count]
         dropped = len(self._items) - len(keep)
         hashes = [self.stored_hash(i) for i in keep]
-        items = [self.raw(i) for i in keep]  # a later one is read now: its position changes
+        items = [self._items[i] for i in keep]  # a loaded one keeps its place in ``_loaded``
         plays = [self._plays[i] for i in keep]
-        checked = {new: self._checked[old] for new, old in enumerate(keep) if old in self._checked}
         with self._lock:
-            self._items, self._plays, self._index, self._checked = [], [], {}, checked
-            self._later_stored.clear()  # every kept entry was read above
+            self._items, self._plays, self._index = [], [], {}
             for item, h, plays_n in zip(items, hashes, plays, strict=False):
                 self._index.setdefault(h, []).append(len(self._items))
                 self._items.append(item)

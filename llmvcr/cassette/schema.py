@@ -13,9 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import CassetteFormatError
 from .entries import Entry, Request, Response
-from .linear import LINEAR_VERSION
-
-FORMAT_VERSION = LINEAR_VERSION  # the newest format this llmvcr reads (1: full, 2: linear layout)
+from .linear import FORMAT_VERSION
 
 
 class Inline(list):  # type: ignore[type-arg]

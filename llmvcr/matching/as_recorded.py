@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
-from ..cassette import Cassette, Request
+from ..cassette import Cassette, Entry, Request
 from ..cassette.values import FrozenValue
 from ..errors import ReplayDivergence
 from .diff import DiffRow, format_rows, structural_diff
-from .rules import Fingerprinter, MatcherSpec, Normalised, Placeholder
+from .rules import Fingerprinter, MatcherSpec, Normalised
 
 VCRPY_MATCH_ON: tuple[str, ...] = ("method", "scheme", "host", "port", "path", "query")
 # the converters' names of cassettes written by vcrpy or a tool built on it
@@ -71,43 +71,11 @@ def is_vcrpy_match_on(names: Any) -> bool:
         return False
 
 
-class _Options(Protocol):
-    @property
-    def recorded_match_on(self) -> tuple[str, ...] | None: ...
-
-    @property
-    def matching_chosen(self) -> bool: ...
-
-    @property
-    def fingerprinter(self) -> Fingerprinter: ...
-
-    @property
-    def ignore(self) -> tuple[str, ...]: ...
-
-    @property
-    def placeholders(self) -> tuple[Placeholder, ...] | None: ...
-
-    @property
-    def mode(self) -> str: ...
-
-    @property
-    def on_stale(self) -> str: ...
-
-
-class _Session(Protocol):
-    path: str
-    cassette: Cassette
-    recorded_match_on: tuple[str, ...] | None
-
-    @property
-    def options(self) -> _Options: ...
-
-
-def recorded_match_on(cassette: Cassette, options: _Options) -> tuple[str, ...] | None:
+def recorded_match_on(cassette: Cassette, configured: tuple[str, ...] | None) -> tuple[str, ...] | None:
     """The vcrpy ``match_on`` a cassette was recorded under, or None when llmvcr recorded it.
 
     The file's own ``metadata.recorded_match_on`` first, then the project's configuration
-    (``vcr_config``), then vcrpy's default.
+    (``configured``: its ``vcr_config``), then vcrpy's default.
     """
     stored = cassette.metadata.get("recorded_match_on")
     if isinstance(stored, list) and all(isinstance(n, str) for n in stored):
@@ -115,16 +83,19 @@ def recorded_match_on(cassette: Cassette, options: _Options) -> tuple[str, ...] 
     source = cassette.metadata.get("converted_from")
     if not isinstance(source, dict) or source.get("format") not in VCRPY_FORMATS:
         return None
-    return options.recorded_match_on or VCRPY_MATCH_ON
+    return configured or VCRPY_MATCH_ON
 
 
-def as_recorded(cassette: Cassette, options: _Options) -> tuple[tuple[str, ...] | None, Fingerprinter]:
+def as_recorded(
+    cassette: Cassette, fingerprinter: Fingerprinter, *, chosen: bool, configured: tuple[str, ...] | None
+) -> tuple[tuple[str, ...] | None, Fingerprinter]:
     """How a session matches: the vcrpy ``match_on`` a foreign cassette was recorded under and its
-    fingerprinter, unless the options chose a matching (``match_on``, a mode); else the options'."""
-    names = None if options.matching_chosen else recorded_match_on(cassette, options)
+    fingerprinter (keeping ``fingerprinter``'s ignore paths and placeholders), unless the options
+    ``chosen`` a matching (``match_on``, a mode); else ``fingerprinter``."""
+    names = None if chosen else recorded_match_on(cassette, configured)
     if names is None:
-        return None, options.fingerprinter
-    return names, Fingerprinter(from_vcrpy_names(names), options.ignore, options.placeholders)
+        return None, fingerprinter
+    return names, Fingerprinter(from_vcrpy_names(names), fingerprinter.ignore, fingerprinter.placeholders)
 
 
 def describe(names: Sequence[str]) -> str:
@@ -157,31 +128,38 @@ def request_drift(recorded: Normalised, live: Normalised) -> list[DiffRow]:
 
 
 def check_drift(
-    session: _Session, position: int, live: Normalised, live_hash: str, request: Request
+    recorded: Entry,
+    position: int,
+    live: Normalised,
+    live_hash: str,
+    request: Request,
+    *,
+    match_on: Sequence[str],
+    on_stale: str,
+    path: str,
+    read_only: str | None,
 ) -> StaleCall | None:
-    """The drift of a call matched as recorded to entry ``position``: None when its request is the
-    recorded one; ``ReplayDivergence`` when the options say ``on_stale="fail"``."""
+    """The drift of a call matched as recorded (under ``match_on``) to entry ``position``,
+    ``recorded``: None when its request is the recorded one; ``ReplayDivergence`` when
+    ``on_stale="fail"``."""
     __tracebackhide__ = True
-    if session.recorded_match_on is None or session.options.mode != "strict":
+    if recorded.request_hash == live_hash:
         return None
-    entry = session.cassette.entry(position)
-    if entry.request_hash == live_hash:
-        return None
-    rows = request_drift(entry.request.normalised(), live)
+    rows = request_drift(recorded.request.normalised(), live)
     if not rows:
         return None
-    if session.options.on_stale == "fail":
-        again = session.cassette.read_only or (
-            f"Re-record it to store the request as it is sent now: record_mode='all' rewrites {session.path}."
+    if on_stale == "fail":
+        again = read_only or (
+            f"Re-record it to store the request as it is sent now: record_mode='all' rewrites {path}."
         )
         raise ReplayDivergence(
-            f"llmvcr: {session.path}: entry {position} answers {request.method} {request.path} as its "
-            f"recorder matched it ({describe(session.recorded_match_on or ())}), but the request differs "
+            f"llmvcr: {path}: entry {position} answers {request.method} {request.path} as its "
+            f"recorder matched it ({describe(match_on)}), but the request differs "
             f"from the recording, and on_stale='fail' (--llmvcr-fail-on-stale) makes that an error:\n"
             f"{format_rows(rows)}\n{again}",
-            cassette_path=session.path,
+            cassette_path=path,
             diff=rows,
             request=request,
-            nearest=entry,
+            nearest=recorded,
         )
     return StaleCall(position, tuple(rows))

@@ -7,6 +7,7 @@ from typing import Any
 
 from ..cassette import Cassette
 from ..cassette.entries import Entry, Request
+from ..errors import ReplayDivergence
 
 DiffRow = tuple[str, Any, Any]
 _MISSING = "<missing>"
@@ -116,3 +117,19 @@ def divergence_message(
     if cassette.read_only:  # another recorder's file: re-recording starts with converting it
         hint = f"\n{cassette.read_only}"
     return head + body + hint
+
+
+def divergence(
+    path: str,
+    provider: str,
+    request: Request,
+    normalised: dict[str, Any],
+    cassette: Cassette,
+    prepare: Callable[[dict[str, Any]], Any],
+    record_mode: str,
+    mode: str,
+) -> ReplayDivergence:
+    """The error for a request no entry answers, with the diff against the nearest recorded one."""
+    rows, nearest = nearest_diff(cassette.entries, normalised, prepare)
+    message = divergence_message(path, provider, request, rows, nearest, record_mode, mode, cassette)
+    return ReplayDivergence(message, cassette_path=path, diff=rows, request=request, nearest=nearest)

@@ -8,8 +8,8 @@ the sorted pairs; it is matched on method and URL, as vcrpy matched it by defaul
 from __future__ import annotations
 
 import os
+import threading
 import warnings
-from typing import Protocol
 from urllib.parse import parse_qsl, urlsplit
 
 from ..cassette import Cassette, Entry
@@ -47,33 +47,37 @@ def hosts(cassette: Cassette) -> set[str]:
     return out
 
 
-class _Options(Protocol):
-    @property
-    def allow_unrecognized(self) -> tuple[str, ...]: ...
+class Unclaimed:
+    """One session's calls no provider claims: answered from its file, refused, or let through and
+    counted by host (``counted``) for the warning at close."""
 
-    @property
-    def allow_playback_repeats(self) -> bool: ...
+    def __init__(self, cassette: Cassette, allow_unrecognized: tuple[str, ...], allow_repeats: bool) -> None:
+        self.cassette = cassette
+        self.allow_unrecognized = allow_unrecognized
+        self.allow_repeats = allow_repeats
+        self.counted: dict[str, int] = {}  # host -> requests let through unrecorded
+        self._lock = threading.Lock()
 
-    @property
-    def on_divergence(self) -> str: ...
-
-
-class _Session(Protocol):
-    path: str
-    cassette: Cassette
-    record_mode: str
-    persist: bool
-    recorded: int
-    replayed: int
-    calls: int
-    unrecorded: dict[str, int]
-    quiet_when_empty: bool
-
-    @property
-    def options(self) -> _Options: ...
-
-    @property
-    def can_record(self) -> bool: ...
+    def answer(
+        self, method: str, url: str, host: str, *, can_serve: bool, may_go_out: bool, record_mode: str
+    ) -> Entry | None:
+        """See :func:`answer`; a request let through to a host not allowed is counted."""
+        __tracebackhide__ = True
+        recorded = answer(
+            self.cassette,
+            method,
+            url,
+            host,
+            can_serve=can_serve,
+            allow_repeats=self.allow_repeats,
+            allow_unrecognized=self.allow_unrecognized,
+            may_go_out=may_go_out,
+            record_mode=record_mode,
+        )
+        if recorded is None and not allowed(self.allow_unrecognized, host):
+            with self._lock:
+                self.counted[host] = self.counted.get(host, 0) + 1
+        return recorded
 
 
 def allowed(hosts: tuple[str, ...], host: str) -> bool:
@@ -81,37 +85,53 @@ def allowed(hosts: tuple[str, ...], host: str) -> bool:
     return "*" in hosts or host in hosts
 
 
-def answer(session: _Session, method: str, url: str, host: str, *, can_serve: bool) -> Entry | None:
+def answer(
+    cassette: Cassette,
+    method: str,
+    url: str,
+    host: str,
+    *,
+    can_serve: bool,
+    allow_repeats: bool,
+    allow_unrecognized: tuple[str, ...],
+    may_go_out: bool,
+    record_mode: str,
+) -> Entry | None:
     """The recorded entry that answers a request no provider claims, or None to let it through;
-    ``UnrecognizedRequestError`` when it may not go out (a replay-only cassette), or when the file
-    answers it but the seam (``can_serve`` false) cannot build the response: never sent live then."""
+    ``UnrecognizedRequestError`` when it may not go out (``may_go_out`` false: a replay-only
+    cassette), or when the file answers it but the seam (``can_serve`` false) cannot build the
+    response: never sent live then."""
     __tracebackhide__ = True
-    recorded = positions(session.cassette, method, url)
-    position = session.cassette.claim(recorded, allow_repeats=session.options.allow_playback_repeats)
+    recorded = positions(cassette, method, url)
+    position = cassette.claim(recorded, allow_repeats=allow_repeats)
     if position is not None and can_serve:
-        return session.cassette.entry(position)
+        return cassette.entry(position)
     if position is not None:
         raise UnrecognizedRequestError(
-            f"llmvcr: {method} {url} inside {session.path} is recorded in the file, but llmvcr answers "
+            f"llmvcr: {method} {url} inside {cassette.path} is recorded in the file, but llmvcr answers "
             f"non-LLM calls only through httpx; keep this test on pytest-recording (@pytest.mark.vcr)."
         )
-    if allowed(session.options.allow_unrecognized, host):
+    if allowed(allow_unrecognized, host):
         return None
-    if not session.can_record and session.options.on_divergence != "live":
-        raise UnrecognizedRequestError(unrecognized_message(session, method, url, host, bool(recorded)))
+    if not may_go_out:
+        raise UnrecognizedRequestError(
+            unrecognized_message(cassette, record_mode, method, url, host, bool(recorded))
+        )
     return None
 
 
-def unrecognized_message(session: _Session, method: str, url: str, host: str, played: bool) -> str:
+def unrecognized_message(
+    cassette: Cassette, record_mode: str, method: str, url: str, host: str, played: bool
+) -> str:
     """Why a request no provider claims is refused in a replay-only cassette, and what to do; never
     advice that sends a call the file recorded to the network."""
-    where = f"llmvcr: {method} {url} inside {session.path} (record_mode={session.record_mode!r})"
+    where = f"llmvcr: {method} {url} inside {cassette.path} (record_mode={record_mode!r})"
     if played:
         return (
             f"{where} was recorded in the file, and its recorded answers were all used by earlier calls "
             f"of this test; allow_playback_repeats=True answers it again, or re-record the cassette."
         )
-    known = hosts(session.cassette)
+    known = hosts(cassette)
     if host in known:
         return (
             f"{where} is not recorded in the file, which holds other calls to {host}: the request changed "
@@ -124,23 +144,26 @@ def unrecognized_message(session: _Session, method: str, url: str, host: str, pl
     )
 
 
-def report_at_close(session: _Session, failed: bool) -> bool:
-    """Warn of the calls a recording let through unrecorded, and of a cassette that could record but
-    saw no LLM call at all, so no file exists. Returns the latter: a test's marker cassette
-    (``quiet_when_empty``) is named in the run's summary instead, as a module-wide marker covers
-    tests that make no call."""
-    if session.unrecorded:
-        nothing = not session.recorded and not session.replayed
-        message = unrecorded_message(session.path, session.unrecorded, nothing)
+def report_at_close(
+    path: str,
+    unrecorded: dict[str, int],
+    *,
+    answered: int,
+    calls: int,
+    keeps_file: bool,
+    quiet: bool,
+    failed: bool,
+) -> bool:
+    """Warn of the calls a recording let through unrecorded (host -> count), and of a cassette that
+    could record (``keeps_file``) but saw no LLM call at all, so no file exists. Returns the latter: a
+    test's marker cassette (``quiet``) is named in the run's summary instead, as a module-wide marker
+    covers tests that make no call. ``answered``: the calls recorded or replayed."""
+    if unrecorded:
+        message = unrecorded_message(path, unrecorded, not answered)
         warnings.warn(message, UnrecordedCallWarning, stacklevel=3)
-    empty = (
-        session.persist
-        and bool(session.path)
-        and not (failed or session.calls or session.unrecorded)
-        and not os.path.exists(session.path)
-    )
-    if empty and not session.quiet_when_empty:
-        warnings.warn(empty_message(session.path), EmptyRecordingWarning, stacklevel=3)
+    empty = keeps_file and bool(path) and not (failed or calls or unrecorded) and not os.path.exists(path)
+    if empty and not quiet:
+        warnings.warn(empty_message(path), EmptyRecordingWarning, stacklevel=3)
     return empty
 
 

@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..cassette import exactjson
-from ..cassette.age import on_ci
 from ..cassette.schema import entry_to_mapping
 from ..errors import LLMVCRError
-from ..freshness import check as freshness
+from ..freshness.check import at_open
+from ..lifecycle import ci_record_mode, close_session, open_session
 from ..options import Options, resolve_path, with_suffix
-from ..session import Session
+from ..session import Session, effective_record_mode
 from ..storage.files import load_cassette
 
 # what a header or the control API may set, and how a header's text becomes the option's value
@@ -152,19 +152,18 @@ class Cassettes:
                 self._paths[name] = path
                 return opened
             options = dict(given)
-            if "record_mode" not in options and on_ci():
-                options["record_mode"] = "none"  # CI replays; recording is done locally and committed
+            if "record_mode" not in options and ci_record_mode():
+                options["record_mode"] = ci_record_mode()
             try:
                 built = Options.build(**options)
             except ValueError as err:
                 raise CassetteRefused(f"llmvcr: {path}: {err}") from None
-            record_mode = self.record_mode or freshness.at_open(path, built)
             os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-            session = Session(path, built, record_mode=record_mode)
-            if session.record_mode == "all" and os.path.exists(path):
+            record_mode = self.record_mode or at_open(path, built)
+            if effective_record_mode(built, record_mode) == "all" and os.path.exists(path):
                 _refuse_other_file(path)
+            session = open_session(path, built, record_mode=record_mode)
             session.cassette.in_turn = in_turn
-            session.start()
             opened = self._open[path] = Opened(name, session, dict(given))
             self._paths[name] = path
             return opened
@@ -177,13 +176,13 @@ class Cassettes:
             self._paths = {n: p for n, p in self._paths.items() if p != path}
         if opened is None:
             raise CassetteRefused(f"llmvcr: {path} is not open; open it with POST /_llmvcr/cassettes/{name}")
-        return close_session(opened.session)
+        return closed(opened.session)
 
     def close_all(self) -> list[dict[str, Any]]:
         """Close every open cassette (the server is stopping); each one's summary."""
         with self._lock:
             opened, self._open, self._paths = list(self._open.values()), {}, {}
-        return [close_session(o.session) for o in opened]
+        return [closed(o.session) for o in opened]
 
     def only(self) -> Opened | None:
         """The one open cassette, which answers requests that name none (None: none, or several)."""
@@ -223,9 +222,10 @@ def unplayed_lines(summaries: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def close_session(session: Session) -> dict[str, Any]:
-    """Finish ``session`` and say what it did: the JSON ``DELETE`` answers with."""
-    session.finish(failed=False)
+def closed(session: Session) -> dict[str, Any]:
+    """Close ``session`` and say what it did: the JSON ``DELETE`` answers with (the unplayed entries
+    listed in it, not warned of)."""
+    close_session(session, failed=False, findings=False)
     unplayed = session.cassette.unplayed
     return {
         "path": session.path,

@@ -19,6 +19,7 @@ from ..cassette import Cassette
 from ..cassette.age import on_ci
 from ..errors import CassetteNotFoundError, ReplayDivergence, UnplayedEntriesError
 from ..freshness.playlog import PlayLog
+from ..lifecycle import ci_record_mode, open_session
 from ..options import RECORD_MODES, Options, configure, did_you_mean, settings
 from ..session import Session
 from ..storage.formats import resolve
@@ -89,6 +90,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="yaml (default) or json: the format of new cassettes llmvcr names (an existing file is kept)",
     )
     parser.addini(
+        "llmvcr_summary",
+        type="bool",
+        default=True,
+        help="print llmvcr's end-of-run summary: cassettes, unused entries, tokens recorded and saved "
+        "(false: a suite whose cassettes are its own test data, as llmvcr's own)",
+    )
+    parser.addini(
         "llmvcr_vcr_fixture",
         type="bool",
         default=False,
@@ -133,8 +141,7 @@ def pytest_configure(config: pytest.Config) -> None:
         configure(cassette_format=str(config.getini("llmvcr_cassette_format")).strip().lower())
     except ValueError as err:
         raise pytest.UsageError(f"llmvcr_cassette_format in the pytest ini: {err}") from None
-    if on_ci():
-        settings.default_record_mode = "none"
+    settings.default_record_mode = ci_record_mode() or settings.default_record_mode
     config.pluginmanager.register(pytest_fresh.FreshPlugin(config, stats), "llmvcr-fresh")
     if config.getini("llmvcr_vcr_fixture"):
         config.pluginmanager.register(_VcrFixture(), "llmvcr-vcr-fixture")
@@ -201,8 +208,8 @@ def _options(
     by_ci = False
     if mode is not None:
         merged["record_mode"] = mode
-    elif "record_mode" not in merged and on_ci():
-        merged["record_mode"] = "none"  # CI replays; recording is done locally and committed
+    elif "record_mode" not in merged and ci_record_mode():
+        merged["record_mode"] = ci_record_mode()
         by_ci = True
     return name, merged, by_ci
 
@@ -230,7 +237,7 @@ class _Missing(CassetteContext):
     def session(self) -> Session:
         cassette = Cassette(self.path)
         cassette.read_only = self.why
-        return Session(self.path, self.options, cassette, persist=False)
+        return open_session(self.path, self.options, record_mode="none", cassette=cassette, persist=False)
 
 
 @pytest.fixture
@@ -370,6 +377,6 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     stats = config.stash.get(_STATS, None)
-    if stats is not None:
+    if stats is not None and config.getini("llmvcr_summary"):
         for line in stats.lines(verbose=config.get_verbosity() > 0):
             terminalreporter.write_line(line)

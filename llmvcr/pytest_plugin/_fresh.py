@@ -152,7 +152,7 @@ class FreshPlugin:
 
     @pytest.hookimpl(trylast=True)
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        lines = self.ledger.lines()
+        lines = self.ledger.lines() if self.config.getini("llmvcr_summary") else []
         if self.budget is not None:
             lines += self.budget.lines()
         if self.plan is not None:

@@ -19,10 +19,11 @@ from typing import Any
 
 import orjson
 
+from ..cassette.entries import Response
 from ..cassette.values import Value
 from ..errors import UnredactableBodyError
 from ..matching.jsonpath import Path, blank, looks_like_path, parse_path
-from ..wire.headers import CREDENTIAL_HEADERS, is_credential_header
+from ..wire.headers import CREDENTIAL_HEADERS, RESPONSE_HEADERS, is_credential_header
 from . import known_clean
 from .secret_shapes import (
     MIN_SECRET,
@@ -61,6 +62,9 @@ def gzip_members(data: bytes, limit: int = 8) -> Iterator[bytes]:
         start = data.find(_GZIP, start + 1)
 
 
+Rules = Iterable[str | re.Pattern[str]]  # what redact= and redact_keep= take
+
+
 @dataclass(slots=True, eq=False, repr=False)
 class Redactor(Value):
     """Secret scrubbing for one cassette: built-in patterns, known live secrets, user rules."""
@@ -78,6 +82,27 @@ class Redactor(Value):
     # the needles as bytes in a body's JSON text (None: one holds a character JSON escapes), and as a set
     _in_json: tuple[bytes, ...] | None = field(default=None, repr=False)
     _needle_set: frozenset[str] = field(default=frozenset(), repr=False)
+
+    @classmethod
+    def configured(cls, redact: Rules, filter_headers: Iterable[str], keep: Rules) -> Redactor:
+        """A redactor for a cassette's ``redact``, ``filter_headers`` and ``redact_keep`` options."""
+        return cls(
+            patterns=compile_redactions(redact),
+            filter_headers=frozenset(h.lower() for h in filter_headers),
+            paths=compile_paths(redact),
+            keep=compile_keep(keep),
+        )
+
+    def response(self, response: Response, where: str) -> Response:
+        """``response`` as it may be stored (``where`` names it in an error)."""
+        return Response(
+            response.status,
+            self.headers(response.headers.items(), RESPONSE_HEADERS, by_name=False),
+            body=self.body(response.body, where),
+            stream=self.events(response.stream) if response.stream is not None else None,
+            truncated=response.truncated,
+            failure=response.failure,
+        )
 
     def learn(self, value: str | None) -> None:
         """Remember a credential seen on a live request so it is scrubbed wherever it appears,

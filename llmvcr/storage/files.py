@@ -3,18 +3,16 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import warnings
-from collections.abc import Callable, Mapping
 from typing import Any
 
 import orjson
 
 from ..cassette import Cassette, exactjson
 from ..cassette.entries import Entry
-from ..cassette.linear import FULL_VERSION, LINEAR_VERSION, Unpacker, layout_of, pack, unpack
+from ..cassette.linear import FULL_VERSION, LINEAR_VERSION, LoadedEntries, layout_of, pack, unpack
 from ..cassette.schema import entry_from_mapping, entry_to_mapping, migrate
 from ..errors import CassetteFormatError, EditedCassetteWarning, ForeignCassetteError
 from ..matching import default_request_hash
@@ -180,13 +178,8 @@ def cassette_from_document(
     prompt answers that prompt and never a second call of the one it was copied from. An
     ``EditedCassetteWarning`` names the entries and ``llmvcr rehash``, which stores the new hashes.
     """
-    later = None
-    if built is None:
-        entries = check_header(document, path)
-        if document.get("version") == LINEAR_VERSION:  # checked whole when stored: unpacked when read
-            later = _later(Unpacker(entries, path), stale or {})
-    else:
-        entries = built[0]
+    linear = built is None and document.get("version") == LINEAR_VERSION  # unpacked when read
+    entries = check_header(document, path) if built is None else built[0]
     seed = document.get("seed")
     cassette = Cassette(
         path,
@@ -195,21 +188,8 @@ def cassette_from_document(
         metadata=document.get("metadata") or {},
         layout=layout_of(document.get("version")),
     )
-    stale = stale or {}
-    for position, raw in enumerate(entries):
-        fresh = stale.get(position)
-        if later is not None:  # the hash a reference leaves as written
-            cassette.add_later(later, fresh or raw["request_hash"], raw.get("provider"))
-            continue
-        if fresh is not None:
-            raw = {**raw, "request_hash": fresh}  # a new mapping: the parsed document stays as read
-        if built is None:
-            cassette.add_raw(raw, raw["request_hash"])
-        else:
-            entry = built[1][position]
-            entry = entry if fresh is None else dataclasses.replace(entry, request_hash=fresh)
-            cassette.add_checked(raw, entry)
-    cassette.loaded_count = len(cassette)
+    checked = built[1] if built is not None else None
+    cassette.load(LoadedEntries(entries, path, entry_from_mapping, linear=linear, stale=stale, built=checked))
     if stale:
         shown = ", ".join(str(i) for i in sorted(stale)[:10]) + (", ..." if len(stale) > 10 else "")
         warnings.warn(
@@ -220,15 +200,6 @@ def cassette_from_document(
             stacklevel=3,
         )
     return cassette
-
-
-def _later(unpacker: Unpacker, stale: Stale) -> Callable[[int], Mapping[str, Any]]:
-    def later(position: int) -> Mapping[str, Any]:
-        raw: Mapping[str, Any] = unpacker.entry(position)
-        fresh = stale.get(position)
-        return raw if fresh is None else {**raw, "request_hash": fresh}
-
-    return later
 
 
 def load_cassette(path: str | os.PathLike[str]) -> Cassette:

@@ -160,6 +160,7 @@ def test_a_divergence_still_names_the_full_message_path(tmp_path: Path, anthropi
             )
 
 
+@pytest.mark.filterwarnings("ignore::llmvcr.errors.UnplayedEntriesWarning")
 def test_openai_chat_and_responses_conversations_are_linear(tmp_path: Path, openai_client: Any) -> None:
     path = tmp_path / "o.yaml"
     prompt = "You answer in one short sentence, and you always name the source you used. " * 3

@@ -198,6 +198,7 @@ def test_scan(capsys: pytest.CaptureFixture[str], agent: Path, tmp_path: Path) -
     assert run(capsys, "scan", str(tmp_path / "nope"))[0] == 2
 
 
+@pytest.mark.filterwarnings("ignore::llmvcr.errors.UnplayedEntriesWarning")
 def test_prune_goes_by_what_the_last_run_played(
     capsys: pytest.CaptureFixture[str], anthropic_client: Any, cassette_dir: Path
 ) -> None:
@@ -233,6 +234,7 @@ def test_prune_goes_by_what_the_last_run_played(
     assert "kept 2 of 2 entries, dropped 0" in run(capsys, "prune", str(path))[1]
 
 
+@pytest.mark.filterwarnings("ignore::llmvcr.errors.UnplayedEntriesWarning")
 def test_prune_refuses_after_a_failure_or_a_change(
     capsys: pytest.CaptureFixture[str], anthropic_client: Any, cassette_dir: Path
 ) -> None:
@@ -393,6 +395,7 @@ def test_errors_are_one_line(
     assert status == 0 and out.startswith("trace.jsonl: 4 entries")
 
 
+@pytest.mark.slow
 def test_a_closed_pipe_is_not_an_error(agent: Path, tmp_path: Path) -> None:
     recorded = llmvcr.load_cassette(agent)
     big = llmvcr.Cassette()
@@ -529,6 +532,7 @@ def test_show_speaks_each_apis_words_and_survives_a_narrow_console(
     assert "na\xefve ? ??".encode("cp1252") in narrow.stdout
 
 
+@pytest.mark.filterwarnings("ignore::llmvcr.errors.UnplayedEntriesWarning")
 def test_prune_takes_several_files_and_folders(
     capsys: pytest.CaptureFixture[str], anthropic_client: Any, cassette_dir: Path
 ) -> None:
@@ -570,6 +574,7 @@ def test_a_bare_name_is_found_in_the_cassettes_folders_beside_the_tests(
     assert status == 2 and "nor in a 'cassettes' folder below here" in err
 
 
+@pytest.mark.filterwarnings("ignore::llmvcr.errors.UnplayedEntriesWarning")
 @pytest.mark.parametrize("suffix", [".yaml", ".json"])
 def test_rehash_stores_the_hash_of_a_request_edited_by_hand(
     capsys: pytest.CaptureFixture[str], anthropic_client: Any, cassette_dir: Path, suffix: str
@@ -647,6 +652,7 @@ def test_a_mistyped_command_option_or_value_gets_a_did_you_mean(
     assert fnmatch.fnmatch(err.strip(), "llmvcr*: error: *" + expected + "; see 'llmvcr*--help'"), err
 
 
+@pytest.mark.slow
 def test_a_mistyped_record_mode_or_option_gets_a_did_you_mean(pytester: pytest.Pytester) -> None:
     with pytest.raises(ValueError, match=r"unknown record_mode 'onse'; did you mean 'once'\?"):
         llmvcr.use_cassette("x", record_mode="onse")  # type: ignore[typeddict-item]

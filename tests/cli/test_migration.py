@@ -370,6 +370,7 @@ def test_llmvcr_migrate_shows_a_diff_then_rewrites_and_every_test_still_passes(
     assert server.request_count == before
 
 
+@pytest.mark.filterwarnings("ignore::llmvcr.errors.UnplayedEntriesWarning")
 def test_a_foreign_cassettes_non_llm_calls_are_answered_from_it_in_place_and_converted(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -215,6 +215,7 @@ def test_other_hosts_are_left_out_and_bad_files_named(tmp_path: Path) -> None:
         llmvcr.from_vcrpy(source)
 
 
+@pytest.mark.filterwarnings("ignore::llmvcr.errors.ConversionWarning")
 def test_pydantic_ai_parsed_body_is_read_not_dropped(tmp_path: Path) -> None:
     cassette = tmp_path / "pai.yaml"
     cassette.write_text(
@@ -316,6 +317,7 @@ def compressed(coding: str, data: bytes) -> bytes:
     return bytes(zstandard.ZstdCompressor().compress(data))
 
 
+@pytest.mark.filterwarnings("ignore::llmvcr.errors.ConversionWarning")
 @pytest.mark.parametrize("coding", ["gzip", "deflate", "raw-deflate", "br", "zstd", "gzip, br"])
 def test_every_content_coding_is_read(tmp_path: Path, coding: str) -> None:
     data = json.dumps(ANSWER).encode()
@@ -349,6 +351,7 @@ def test_a_cut_compressed_body_is_named_not_read_short(tmp_path: Path, coding: s
         llmvcr.from_vcrpy(write(tmp_path, one(response=response)))
 
 
+@pytest.mark.filterwarnings("ignore::llmvcr.errors.ConversionWarning")
 def test_a_gzip_body_of_several_members_is_read_whole(tmp_path: Path) -> None:
     text = json.dumps(ANSWER).encode()
     response = {
@@ -429,6 +432,7 @@ def test_nothing_unreadable_is_dropped_in_silence(tmp_path: Path) -> None:
         llmvcr.from_vcrpy(write(tmp_path, typed, "typed.yaml"))
 
 
+@pytest.mark.filterwarnings("ignore::llmvcr.errors.ConversionWarning")
 def test_one_request_answered_twice_replays_in_recorded_order(tmp_path: Path, no_network: list[Any]) -> None:
     document = one()
     second = json.loads(json.dumps(document["interactions"][0]))

@@ -6,9 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent.parent
 
 
+@pytest.mark.slow
 def test_demo_replays_shipped_cassettes_offline() -> None:
     run = subprocess.run(
         [sys.executable, "-m", "llmvcr.demo"], cwd=ROOT, capture_output=True, text=True, timeout=120

@@ -49,6 +49,7 @@ def _loaded_after_replay(path: Path, server: LLMServer) -> list[str]:
     return names
 
 
+@pytest.mark.slow
 def test_replaying_a_json_cassette_imports_no_yaml_and_no_unused_seam(
     tmp_path: Path, anthropic_client: Any, server: LLMServer
 ) -> None:
@@ -60,6 +61,7 @@ def test_replaying_a_json_cassette_imports_no_yaml_and_no_unused_seam(
     assert _loaded_after_replay(path, server) == []
 
 
+@pytest.mark.slow
 def test_a_yaml_cassette_still_loads_pyyaml_when_it_parses_one(
     tmp_path: Path, anthropic_client: Any, server: LLMServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -65,6 +65,7 @@ def backdate(path: Path, days: float) -> None:
 
 
 # -- unplayed entries --------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_a_passing_test_that_left_entries_unused_is_warned_with_their_ids_and_the_commands(
     inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -85,6 +86,7 @@ def test_a_passing_test_that_left_entries_unused_is_warned_with_their_ids_and_th
     assert "UnplayedEntriesWarning" not in flag.stdout.str()
 
 
+@pytest.mark.slow
 def test_on_unplayed_fail_fails_the_passing_test_and_prune_still_accepts_its_run(
     inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -39,6 +39,7 @@ def cost(root: Path, case: str) -> float:
     return cassette_cost(llmvcr.load_cassette(stale_suite.cassette(root, case))).usd
 
 
+@pytest.mark.slow
 def test_the_plan_replays_only_and_groups_every_stale_cassette_by_cause_with_its_cost(
     suite: pytest.Pytester, server: Any
 ) -> None:

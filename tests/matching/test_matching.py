@@ -144,6 +144,7 @@ def test_building_a_placeholder_registers_nothing() -> None:
     )
 
 
+@pytest.mark.filterwarnings("ignore::llmvcr.errors.UnplayedEntriesWarning")
 def test_a_prompt_with_todays_date_replays_tomorrow(anthropic_client: Any) -> None:
     date = llmvcr.placeholder(r"\d{4}-\d{2}-\d{2}", "date")
     today = datetime.date(2026, 12, 2)

@@ -148,6 +148,7 @@ def test_calls_and_clients_it_does_not_cover_take_the_sdks_path(name: str, serve
         assert cassette.played[0].request.headers["anthropic-beta"] == "signed-2026"
 
 
+@pytest.mark.filterwarnings("ignore::llmvcr.errors.UnplayedEntriesWarning")
 def test_a_changed_request_diverges_as_on_the_sdks_path(anthropic_client: Any) -> None:
     with llmvcr.use_cassette("diverge"):
         anthropic_client.messages.create(**MESSAGE)

@@ -170,6 +170,7 @@ def private_reaches(package: Path = PACKAGE) -> list[str]:
     return bad
 
 
+@pytest.mark.slow
 def test_nothing_reaches_a_private_name_of_another_package_except_through_the_registry() -> None:
     bad = private_reaches()
     assert not bad, "private names of other packages reached outside providers/_internals.py:\n" + "\n".join(

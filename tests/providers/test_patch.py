@@ -89,6 +89,7 @@ def test_patching_an_inherited_method_leaves_the_subclass_as_it_was(cassette_dir
 @pytest.mark.filterwarnings(
     "ignore::llmvcr.errors.EmptyRecordingWarning"
 )  # cassettes opened for their patching only
+@pytest.mark.filterwarnings("ignore::llmvcr.errors.UnplayedEntriesWarning")
 def test_reopening_cassettes_keeps_another_librarys_wrapper_put_on_between_them(openai_client: Any) -> None:
     """A cassette reopened many times reuses its wrappers; one added between two cassettes, or while
     one is open, is still left exactly in place."""

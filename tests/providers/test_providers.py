@@ -23,6 +23,7 @@ def test_builtin_providers_follow_the_protocol() -> None:
     assert all(isinstance(p, Provider) for p in registered())
 
 
+@pytest.mark.filterwarnings("ignore::llmvcr.errors.UnplayedEntriesWarning")
 def test_patch_function_records_and_replays_every_shape(cassette_dir: Any) -> None:
     providers = [
         llmvcr.patch_function(f"userlib:Gateway.{m}") for m in ("complete", "acomplete", "words", "broken")
@@ -77,6 +78,7 @@ def _groq_run(client: Any) -> Any:
     return [reply.model_dump(), [c.model_dump() for c in chunks]]
 
 
+@pytest.mark.filterwarnings("ignore::llmvcr.errors.UnplayedEntriesWarning")
 def test_a_third_stainless_sdk_through_the_shared_adapter(
     server: Any, cassette_dir: Any, request: Any
 ) -> None:
@@ -185,6 +187,7 @@ def _mistral_http_run(client: Any) -> list[Any]:
     return [reply.model_dump(), deltas, failure.value.status_code, json.loads(failure.value.body)]
 
 
+@pytest.mark.filterwarnings("ignore::llmvcr.errors.UnplayedEntriesWarning")
 def test_the_readme_adapter_records_and_replays_mistral_http(
     server: Any, cassette_dir: Any, request: Any, mistral_provider: Any
 ) -> None:
@@ -235,6 +238,7 @@ async def test_the_readme_adapter_async(server: Any, mistral_provider: Any, requ
         assert await run() == live
 
 
+@pytest.mark.filterwarnings("ignore::llmvcr.errors.UnplayedEntriesWarning")
 def test_an_injected_fault_fails_a_patched_function_and_never_calls_it(cassette_dir: Any) -> None:
     provider = llmvcr.patch_function("userlib:Gateway.complete")
     try:
@@ -341,6 +345,7 @@ def _ws_conversation(client: Any) -> list[Any]:
     ]
 
 
+@pytest.mark.filterwarnings("ignore::llmvcr.errors.UnplayedEntriesWarning")
 def test_responses_websocket_records_and_replays(ws_server: Any, cassette_dir: Any, request: Any) -> None:
     from openai.resources.responses.responses import ResponsesConnectionManager
 
@@ -379,6 +384,8 @@ def test_responses_websocket_records_and_replays(ws_server: Any, cassette_dir: A
     assert not hasattr(ResponsesConnectionManager.__dict__["_connect_ws"], "__wrapped__")
 
 
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore::llmvcr.errors.UnplayedEntriesWarning")
 async def test_async_responses_websocket_pacing_close_and_cancel(ws_server: Any, request: Any) -> None:
     _, client = _ws_clients(ws_server)
 
@@ -432,6 +439,7 @@ async def test_async_responses_websocket_pacing_close_and_cancel(ws_server: Any,
     assert ws_server.message_count == before and attempts == []
 
 
+@pytest.mark.filterwarnings("ignore::llmvcr.errors.UnplayedEntriesWarning")
 def test_the_readme_decide_adapter_records_replays_and_redacts(cassette_dir: Any) -> None:
     from pathlib import Path
 

@@ -77,6 +77,7 @@ def test_each_known_wire_format_and_host_is_recorded_as_its_provider(client: Any
     assert answer.sent == len(RECOGNISED)  # type: ignore[attr-defined]
 
 
+@pytest.mark.filterwarnings("ignore::llmvcr.errors.UnplayedEntriesWarning")
 @pytest.mark.parametrize(("method", "url", "headers"), UNRECOGNISED)
 def test_anything_else_is_refused_in_replay_and_counted_when_recording(
     client: Any, method: str, url: str, headers: dict[str, str]
@@ -117,6 +118,7 @@ async def test_async_clients_are_recognised_and_refused_alike(library: str) -> N
     assert answer.sent == 8  # type: ignore[attr-defined]
 
 
+@pytest.mark.filterwarnings("ignore::llmvcr.errors.UnplayedEntriesWarning")
 def test_a_once_cassette_that_exists_refuses_them_too(client: Any) -> None:
     """``once`` (the marker's default) replays an existing cassette, so it refuses like ``none``."""
     with llmvcr.recording("once", record_mode="once"):

@@ -48,6 +48,7 @@ def test_the_shipped_cassette_was_recorded_with_the_oldest_supported_sdks() -> N
     assert b"SENTINEL" not in data  # the three sentinel keys it was recorded with never reached the file
 
 
+@pytest.mark.slow
 def test_old_sdk_cassette_replays_with_the_installed_sdks(server: Any, tmp_path: Path, request: Any) -> None:
     # the scenario live first, with the installed SDKs, against the same deterministic server
     live = scenario(*clients(server.url))

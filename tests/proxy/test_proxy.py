@@ -108,6 +108,7 @@ def _no_keys(folder: Path) -> None:
         assert GEMINI_KEY not in path.read_text()
 
 
+@pytest.mark.filterwarnings("ignore:Pydantic serializer warnings:UserWarning")
 @pytest.mark.parametrize("scenario", SYNC, ids=lambda f: f.__name__)
 def test_python_sdks_record_through_the_proxy_and_replay_with_no_network(
     scenario: Callable[..., Any],

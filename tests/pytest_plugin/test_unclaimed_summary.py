@@ -114,6 +114,7 @@ def test_xdist_workers_hand_their_unrecorded_counts_to_the_controller() -> None:
     assert controller.unrecorded["/c/a.yaml"] == {"api.example.com": 3, "other": 1}
 
 
+@pytest.mark.filterwarnings("ignore::llmvcr.errors.UnplayedEntriesWarning")
 @pytest.mark.parametrize("on_unplayed", ["warn", "ignore"])
 def test_a_cassette_that_accepts_unused_entries_is_not_offered_to_prune(
     anthropic_client: Any, server: Any, request: pytest.FixtureRequest, on_unplayed: str, tmp_path: Path

@@ -31,6 +31,7 @@ def written_bytes(directory: Path) -> bytes:
     return b"".join(p.read_bytes() for p in directory.rglob("*") if p.is_file())
 
 
+@pytest.mark.filterwarnings("ignore::llmvcr.errors.UnplayedEntriesWarning")
 def test_sentinels_in_every_place_never_reach_disk(server: Any, cassette_dir: Path) -> None:
     a = anthropic.Anthropic(
         api_key=SENTINELS["anthropic_key"],

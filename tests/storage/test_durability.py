@@ -69,6 +69,7 @@ UNWRITABLE_CHILD = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("warning_filter", ["default", "error"])
 @pytest.mark.parametrize("how", ["read-only", "disk-full"])
 def test_an_unwritable_cassette_sends_each_call_once_and_fails_at_exit_naming_the_file(
@@ -249,6 +250,7 @@ def test_temporary_files_of_a_killed_writer_are_removed_by_the_next_write(
 
 
 # -- a hand-edited cassette ----------------------------------------------------------------------
+@pytest.mark.filterwarnings("ignore::llmvcr.errors.UnplayedEntriesWarning")
 @pytest.mark.parametrize("suffix", [".yaml", ".json"])
 def test_new_episodes_keeps_unknown_top_level_keys(
     tmp_path: Path, anthropic_client: Any, suffix: str
@@ -267,6 +269,7 @@ def test_new_episodes_keeps_unknown_top_level_keys(
     assert contents(path) == ["one", "two"]
 
 
+@pytest.mark.filterwarnings("ignore::llmvcr.errors.UnplayedEntriesWarning")
 def test_new_episodes_keeps_comments_where_the_file_allows(tmp_path: Path, anthropic_client: Any) -> None:
     path = tmp_path / "commented.yaml"
     with llmvcr.recording(path):
@@ -291,6 +294,7 @@ def move_entries_up(text: str) -> str:
     return "entries:\n" + entries + head + "\nentries_end: true\n"
 
 
+@pytest.mark.filterwarnings("ignore::llmvcr.errors.UnplayedEntriesWarning")
 @pytest.mark.parametrize("edit", ["header changes", "entries not last"])
 def test_new_episodes_warns_once_when_comments_cannot_be_kept(
     tmp_path: Path, anthropic_client: Any, openai_client: Any, edit: str
@@ -329,6 +333,7 @@ def test_a_cassette_without_comments_gives_no_warning(
 
 
 # -- a symlinked cassette -----------------------------------------------------------------------
+@pytest.mark.filterwarnings("ignore::llmvcr.errors.UnplayedEntriesWarning")
 def test_a_symlinked_cassette_is_written_through_the_link(tmp_path: Path, anthropic_client: Any) -> None:
     shared = tmp_path / "shared"
     project = tmp_path / "project"
@@ -359,6 +364,7 @@ def test_a_link_and_its_target_share_one_lock(tmp_path: Path) -> None:
     assert lock_path(str(link)) == lock_path(str(target))
 
 
+@pytest.mark.filterwarnings("ignore::llmvcr.errors.UnplayedEntriesWarning")
 def test_adding_to_a_streamed_cassette_keeps_its_text(tmp_path: Path, openai_client: Any) -> None:
     """Entries already on disk keep their text (a stream's one-line timing too) when new ones join."""
     path = tmp_path / "stream.yaml"

@@ -396,6 +396,7 @@ def documents(draw: st.DrawFn, depth: int = 0) -> str:
     return "\n".join(lines)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(documents(), st.sampled_from(["\n", "\r\n"]))
 def test_the_fast_path_reads_every_document_as_pyyaml_does(text: str, newline: str) -> None:
@@ -614,6 +615,7 @@ def test_prune_of_a_missing_or_unwritable_folder_is_a_no_op(tmp_path: object) ->
     assert parse_cache.prune(blocker) == 0
 
 
+@pytest.mark.slow
 def test_a_pytest_run_prunes_the_cache_folders_it_used(pytester: pytest.Pytester) -> None:
     pytester.makeini("[pytest]\n")
     cassettes = pytester.path / "cassettes" / "test_one"
