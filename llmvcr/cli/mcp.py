@@ -79,7 +79,11 @@ def relay(exchange: Exchange, command: list[str], stdin: IO[bytes], stdout: IO[b
         try:
             for line, message in _lines(stdin):
                 with lock:
-                    exchange.from_client(message)
+                    answers = exchange.from_client(message)
+                for answer in answers:  # answered in the server's place (a denied tools/call): not sent
+                    _write(stdout, out_lock, orjson.dumps(answer))
+                if answers:
+                    continue
                 to_child.write(line)
                 to_child.flush()
         except (BrokenPipeError, ValueError):
