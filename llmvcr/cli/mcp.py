@@ -24,7 +24,7 @@ from .. import _active
 from ..api import use_cassette
 from ..errors import CommandError, LLMVCRError
 from ..mcp.exchange import Exchange
-from ..options import RECORD_MODES
+from ..options import RECORD_MODES, Options
 from ..wire import mcp as wire
 
 
@@ -39,6 +39,14 @@ def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     mcp.add_argument("--cassette", required=True, metavar="PATH", help="the cassette file")
     mcp.add_argument("--record-mode", choices=RECORD_MODES, help="the cassette's record mode")
+    mcp.add_argument(
+        "--tool-policy",
+        action="append",
+        default=[],
+        metavar="TOOL=POLICY",
+        help="a tools/call of TOOL is replayed (the default), run live (never recorded) or denied (answered "
+        "with an error, never sent); repeat for each tool",
+    )
     mcp.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND", help="the server to run")
     mcp.set_defaults(run=cmd_mcp)
 
@@ -112,6 +120,13 @@ def cmd_mcp(args: Any, out: TextIO) -> int:
             "llmvcr mcp: give the server's command after --: llmvcr mcp --cassette F -- COMMAND"
         )
     options: dict[str, Any] = {"record_mode": args.record_mode} if args.record_mode else {}
+    policy = dict(item.partition("=")[::2] for item in args.tool_policy)
+    if policy:
+        options["tool_policy"] = policy
+    try:
+        Options.build(**options)
+    except ValueError as err:
+        raise CommandError(f"llmvcr mcp: {err}") from None
     with use_cassette(args.cassette, **options):
         session = _active.current_session()
         assert session is not None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -216,3 +217,34 @@ def test_deny_over_streamable_http_sends_nothing(tmp_path: Path, http_server: tu
     assert "http://127.0.0.1/mcp" in str(out["now"])
     assert out["add"] == "5" and _ran(log) == ["add"]
     assert _called(path) == ["add"]
+
+
+async def _wrapped(path: Path, log: Path, *flags: str) -> dict[str, Any]:
+    """The clock server behind ``llmvcr mcp``, driven by the SDK's client from outside any cassette."""
+    env = {k: v for k, v in os.environ.items() if k != "CI"} | {"CLOCK_LOG": str(log)}
+    argv = ["-m", "llmvcr", "mcp", "--cassette", str(path), *flags, "--", sys.executable, str(SERVER)]
+    out: dict[str, Any] = {}
+    async with stdio_client(StdioServerParameters(command=sys.executable, args=argv, env=env)) as (
+        read,
+        write,
+    ):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            out["add"] = (await session.call_tool("add", {"a": 2, "b": 3})).content[0].text  # type: ignore[union-attr]
+            try:
+                out["now"] = (await session.call_tool("now", {})).content[0].text  # type: ignore[union-attr]
+            except MCPError as err:
+                out["now"] = err
+    return out
+
+
+def test_llmvcr_mcp_denies_recording_and_replaying(tmp_path: Path) -> None:
+    path, log = tmp_path / "wrapped.yaml", tmp_path / "server.log"
+    recorded = anyio.run(_wrapped, path, log, "--tool-policy", "now=deny")
+    assert isinstance(recorded["now"], MCPError) and "'deny'" in str(recorded["now"]), recorded
+    assert recorded["add"] == "5" and _ran(log) == ["add"] and _called(path) == ["add"]
+    anyio.run(_wrapped, path, log, "--record-mode", "all")  # recorded again, now with now
+    assert _called(path) == ["add", "now"] and _ran(log) == ["add", "add", "now"]
+    replayed = anyio.run(_wrapped, path, log, "--record-mode", "none", "--tool-policy", "now=deny")
+    assert isinstance(replayed["now"], MCPError) and "'deny'" in str(replayed["now"]), replayed
+    assert replayed["add"] == "5" and _ran(log) == ["add", "add", "now"]  # the server never started
