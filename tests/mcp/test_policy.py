@@ -248,3 +248,29 @@ def test_llmvcr_mcp_denies_recording_and_replaying(tmp_path: Path) -> None:
     replayed = anyio.run(_wrapped, path, log, "--record-mode", "none", "--tool-policy", "now=deny")
     assert isinstance(replayed["now"], MCPError) and "'deny'" in str(replayed["now"]), replayed
     assert replayed["add"] == "5" and _ran(log) == ["add", "add", "now"]  # the server never started
+
+
+def test_a_live_tool_over_streamable_http_reaches_its_server_in_a_replay(
+    tmp_path: Path, http_server: tuple[str, Path]
+) -> None:
+    url, log = http_server
+    path = tmp_path / "http.yaml"
+
+    async def session() -> list[str]:
+        async with streamable_http_client(url) as (read, write):
+            async with ClientSession(read, write) as client:
+                await client.initialize()
+                await client.list_tools()
+                return [
+                    (await client.call_tool(n, a)).content[0].text
+                    for n, a in (("now", {}), ("add", {"a": 2, "b": 3}))
+                ]  # type: ignore[union-attr]
+
+    with llmvcr.use_cassette(str(path), record_mode="once", tool_policy={"now": "live"}):
+        first = anyio.run(session)
+    assert _called(path) == ["add"] and _ran(log) == ["now", "add"]
+    with llmvcr.use_cassette(str(path), record_mode="none", tool_policy={"now": "live"}) as cassette:
+        second = anyio.run(session)
+    assert _ran(log) == ["now", "add", "now", "add"]  # the connection went live: every call reached it
+    assert int(second[0]) > int(first[0]) and second[1] == "5"
+    assert cassette.unplayed == []
