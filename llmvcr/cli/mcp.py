@@ -6,7 +6,8 @@ agent, an IDE), its traffic recorded into a cassette or answered from it.
 The client starts ``llmvcr mcp ...`` where it started the server. Recording, llmvcr runs COMMAND
 and passes every line both ways, keeping each request with its answer and what arrived between;
 replaying (the cassette holds this server's traffic), COMMAND is never started and the cassette
-answers. With CI set, a cassette that names no record mode replays only.
+answers. With CI set, a cassette that names no record mode replays only. ``--tool-policy TOOL=POLICY``
+sets ``tool_policy``: a denied ``tools/call`` is answered here, in the server's place.
 """
 
 from __future__ import annotations
