@@ -6,7 +6,8 @@ agent, an IDE), its traffic recorded into a cassette or answered from it.
 The client starts ``llmvcr mcp ...`` where it started the server. Recording, llmvcr runs COMMAND
 and passes every line both ways, keeping each request with its answer and what arrived between;
 replaying (the cassette holds this server's traffic), COMMAND is never started and the cassette
-answers. With CI set, a cassette that names no record mode replays only.
+answers. With CI set, a cassette that names no record mode replays only. ``--tool-policy TOOL=POLICY``
+sets ``tool_policy``: a denied ``tools/call`` is answered here, in the server's place.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from .. import _active
 from ..api import use_cassette
 from ..errors import CommandError, LLMVCRError
 from ..mcp.exchange import Exchange
-from ..options import RECORD_MODES
+from ..options import RECORD_MODES, Options
 from ..wire import mcp as wire
 
 
@@ -39,6 +40,14 @@ def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     mcp.add_argument("--cassette", required=True, metavar="PATH", help="the cassette file")
     mcp.add_argument("--record-mode", choices=RECORD_MODES, help="the cassette's record mode")
+    mcp.add_argument(
+        "--tool-policy",
+        action="append",
+        default=[],
+        metavar="TOOL=POLICY",
+        help="a tools/call of TOOL is replayed (the default), run live (never recorded) or denied (answered "
+        "with an error, never sent); repeat for each tool",
+    )
     mcp.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND", help="the server to run")
     mcp.set_defaults(run=cmd_mcp)
 
@@ -79,7 +88,11 @@ def relay(exchange: Exchange, command: list[str], stdin: IO[bytes], stdout: IO[b
         try:
             for line, message in _lines(stdin):
                 with lock:
-                    exchange.from_client(message)
+                    answers = exchange.from_client(message)
+                for answer in answers:  # answered in the server's place (a denied tools/call): not sent
+                    _write(stdout, out_lock, orjson.dumps(answer))
+                if answers:
+                    continue
                 to_child.write(line)
                 to_child.flush()
         except (BrokenPipeError, ValueError):
@@ -108,6 +121,13 @@ def cmd_mcp(args: Any, out: TextIO) -> int:
             "llmvcr mcp: give the server's command after --: llmvcr mcp --cassette F -- COMMAND"
         )
     options: dict[str, Any] = {"record_mode": args.record_mode} if args.record_mode else {}
+    policy = dict(item.partition("=")[::2] for item in args.tool_policy)
+    if policy:
+        options["tool_policy"] = policy
+    try:
+        Options.build(**options)
+    except ValueError as err:
+        raise CommandError(f"llmvcr mcp: {err}") from None
     with use_cassette(args.cassette, **options):
         session = _active.current_session()
         assert session is not None

@@ -6,6 +6,12 @@ fails there, before any process is started or socket opened. A replayed connecti
 live half-way: the server was never started, so a request the cassette does not answer is
 answered with a JSON-RPC error carrying the ``ReplayDivergence`` message.
 
+``tool_policy`` applies to ``tools/call`` by ``params.name``: a ``deny`` call is answered with a
+JSON-RPC error carrying the ``ToolDeniedError`` message, and nothing is sent or recorded; a ``live``
+tool needs its server, so a connection whose recorded ``tools/list`` lists a ``live`` tool opens
+live (its other requests still matched), and a ``live`` call in a replayed connection is answered
+with an error saying why.
+
 The transports (``mcp.stdio``, ``mcp.http``, ``llmvcr mcp``) hand every JSON-RPC message to an
 :class:`Exchange` as a plain object: :meth:`Exchange.from_client` for what the client sends,
 :meth:`Exchange.from_server` for what the live server sends. Replay answers with the messages
@@ -20,8 +26,9 @@ from collections import deque
 from typing import Any
 
 from ..cassette.entries import Request
-from ..errors import ReplayDivergence
+from ..errors import ReplayDivergence, ToolDeniedError
 from ..providers.base import package_version
+from ..providers.tool import check_tool_policy
 from ..session import Decision, Session
 from ..wire import mcp as wire
 
@@ -70,6 +77,30 @@ class _Wait:
         self.id = request_id
 
 
+def listed_tools(session: Session, shown: str) -> set[str]:
+    """The tool names the cassette's recorded ``tools/list`` answers of the server ``shown`` list."""
+    listed: set[str] = set()
+    cassette = session.cassette
+    for i in range(len(cassette)):
+        entry = cassette.entry(i)
+        if entry.provider != wire.NAME or entry.request.path != shown or entry.request.method != "tools/list":
+            continue
+        answer = entry.response.body if isinstance(entry.response.body, dict) else {}
+        result = answer.get("result")
+        tools = result.get("tools") if isinstance(result, dict) else None
+        listed.update(str(t.get("name")) for t in tools or [] if isinstance(t, dict))
+    return listed
+
+
+def _live_listed(session: Session, shown: str) -> list[str]:
+    """The tools ``tool_policy`` marks ``live`` that the server's recording lists."""
+    live = [name for name, policy in session.options.tool_policy if policy == "live"]
+    if not live:
+        return []
+    listed = listed_tools(session, shown)
+    return [name for name in live if name in listed]
+
+
 def recorded_for(session: Session, server: str) -> int:
     """How many entries of ``session``'s cassette are this server's."""
     path = session.redactor.text(server)
@@ -100,8 +131,8 @@ class Exchange:
         cassette can neither replay nor record this server."""
         __tracebackhide__ = True
         held = recorded_for(session, server) if session.record_mode != "all" else 0
-        if held:
-            return cls(session, server, replaying=True)
+        if held:  # a ``live`` tool needs its server: the connection opens live, its requests matched
+            return cls(session, server, replaying=not _live_listed(session, session.redactor.text(server)))
         if session.can_record or session.options.on_divergence == "live":
             return cls(session, server, replaying=False)
         shown = session.redactor.text(server)
@@ -115,12 +146,22 @@ class Exchange:
 
     # -- the client's messages -----------------------------------------------------------------
     def from_client(self, message: Any) -> list[JSON]:
-        """A message the client sends; replay returns the messages it is to receive now."""
+        """A message the client sends; replay returns the messages it is to receive now. Live, it
+        returns nothing when the message goes on to the server, else the answers the client gets
+        instead (a ``tools/call`` that ``tool_policy`` denies): the message is then not sent."""
         kind = wire.kind(message)
         if self.replaying:
             return self._replay(kind, message)
-        self._observe_client(kind, message)
-        return []
+        return self._observe_client(kind, message)
+
+    def _tool_policy(self, message: JSON) -> tuple[str, str]:
+        """The tool a ``tools/call`` names and its policy (``replay`` for any other request);
+        raises ``ToolDeniedError`` for a denied tool."""
+        params = message.get("params")
+        name = params.get("name") if isinstance(params, dict) else None
+        if message.get("method") != "tools/call" or not isinstance(name, str):
+            return "", "replay"
+        return name, check_tool_policy(self.session, name, f" of the MCP server {self.shown}")
 
     def _replay(self, kind: str, message: JSON) -> list[JSON]:
         if kind in ("result", "error"):  # the client answers a server request we replayed
@@ -128,6 +169,18 @@ class Exchange:
             return self._ready()
         if kind != "request":  # a client notification: nothing answers it
             return self._ready()
+        try:
+            tool, policy = self._tool_policy(message)
+        except ToolDeniedError as err:
+            return [wire.error_answer(message["id"], str(err))]
+        if policy == "live":
+            text = (
+                f"llmvcr: {self.session.path}: the tool {tool!r} has tool_policy 'live', but the MCP server "
+                f"{self.shown} is replayed from the cassette and was not started: a connection opens live "
+                f"for a 'live' tool only when the server's recorded tools/list lists it, and it does not. "
+                f"Re-record with record_mode='all' and a list_tools() call, or set its policy to 'replay'"
+            )
+            return [wire.error_answer(message["id"], text)]
         request = wire.request_of(self.server, message)
         try:
             decision = self.session.decide(PROVIDER, request)
@@ -157,20 +210,7 @@ class Exchange:
         body = request.body if isinstance(request.body, dict) else {}
         if request.method != "tools/call" or not isinstance(body.get("name"), str):
             return ""
-        listed: set[str] = set()
-        cassette = self.session.cassette
-        for i in range(len(cassette)):
-            entry = cassette.entry(i)
-            if (
-                entry.provider != wire.NAME
-                or entry.request.path != self.shown
-                or entry.request.method != "tools/list"
-            ):
-                continue
-            answer = entry.response.body if isinstance(entry.response.body, dict) else {}
-            result = answer.get("result")
-            tools = result.get("tools") if isinstance(result, dict) else None
-            listed.update(str(t.get("name")) for t in tools or [] if isinstance(t, dict))
+        listed = listed_tools(self.session, self.shown)
         if not listed or body["name"] in listed:
             return ""
         return (
@@ -192,19 +232,29 @@ class Exchange:
             self._queue.popleft()
         return out
 
-    def _observe_client(self, kind: str, message: JSON) -> None:
+    def _observe_client(self, kind: str, message: JSON) -> list[JSON]:
         if kind == "request":
-            request = wire.request_of(self.server, message)
-            decision = self.session.decide(PROVIDER, request)
+            try:
+                _, policy = self._tool_policy(message)
+            except ToolDeniedError as err:  # not sent to the server, not recorded
+                return [wire.error_answer(message["id"], str(err))]
+            decision: Decision | None = None
+            if policy != "live":  # a live tool's calls are neither matched nor recorded
+                request = wire.request_of(self.server, message)
+                try:
+                    decision = self.session.decide(PROVIDER, request)
+                except ReplayDivergence as err:  # a replay-only cassette, live for a 'live' tool
+                    return [wire.error_answer(message["id"], self._tools_changed(request) + str(err))]
             now = time.perf_counter()
-            turn = _Turn(decision if decision.recording else None, now)
+            turn = _Turn(decision if decision is not None and decision.recording else None, now)
             for event in self._idle:
                 event["t"] = round((event.pop("at") - now) * 1000, 1)
                 turn.events.append(event)
             self._idle = []
             self._turns[message.get("id")] = turn
-            return
+            return []
         self._note(wire.CLIENT, message)
+        return []
 
     # -- the live server's messages ------------------------------------------------------------
     def from_server(self, message: Any) -> None:

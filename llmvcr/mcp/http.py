@@ -28,11 +28,26 @@ def dump(message: Any) -> Any:
     return None
 
 
-class _SeenReader:
-    """The client's outgoing stream, every message shown to the exchange as the transport reads it."""
+def _parser() -> tuple[Any, Any]:
+    """The SDK's ``SessionMessage`` and a JSON object -> JSON-RPC message parser (both public)."""
+    session_message = importlib.import_module("mcp.shared.message").SessionMessage  # loaded by now
+    types = importlib.import_module("mcp.types")
+    adapter = getattr(types, "jsonrpc_message_adapter", None)  # the 1.x line has the model only
+    parse = (
+        (lambda m: adapter.validate_python(m, by_name=False))
+        if adapter
+        else types.JSONRPCMessage.model_validate
+    )
+    return session_message, parse
 
-    def __init__(self, inner: Any, exchange: Exchange) -> None:
-        self._inner, self._exchange = inner, exchange
+
+class _SeenReader:
+    """The client's outgoing stream, every message shown to the exchange as the transport reads it;
+    a message the exchange answers itself (a denied ``tools/call``) is answered on the client's
+    incoming stream and never reaches the transport."""
+
+    def __init__(self, inner: Any, exchange: Exchange, client: Any) -> None:
+        self._inner, self._exchange, self._client = inner, exchange, client
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
@@ -48,11 +63,15 @@ class _SeenReader:
         return self
 
     async def __anext__(self) -> Any:
-        item = await self._inner.__anext__()
-        message = dump(item)
-        if message is not None:
-            self._exchange.from_client(message)
-        return item
+        while True:
+            item = await self._inner.__anext__()
+            message = dump(item)
+            answers = self._exchange.from_client(message) if message is not None else []
+            if not answers:
+                return item
+            session_message, parse = _parser()
+            for answer in answers:
+                await self._client.send(session_message(parse(answer)))
 
 
 class _SeenWriter:
@@ -81,14 +100,7 @@ class _SeenWriter:
 
 async def replay_writer(exchange: Exchange, reader: Any, writer: Any, write_stream: Any) -> None:
     """The transport's writer task, answered from the cassette: nothing is sent."""
-    session_message = importlib.import_module("mcp.shared.message").SessionMessage  # public, loaded by now
-    types = importlib.import_module("mcp.types")
-    adapter = getattr(types, "jsonrpc_message_adapter", None)  # the 1.x line has the model only
-    parse = (
-        (lambda m: adapter.validate_python(m, by_name=False))
-        if adapter
-        else types.JSONRPCMessage.model_validate
-    )
+    session_message, parse = _parser()
     async with reader, writer, write_stream:
         async for item in reader:
             message = dump(item)
@@ -102,7 +114,7 @@ def server_of(transport: Any) -> str:
 
 def seen(reader: Any, writer: Any, exchange: Exchange) -> tuple[Any, Any]:
     """The transport's two streams, seen by a recording exchange."""
-    return _SeenReader(reader, exchange), _SeenWriter(writer, exchange)
+    return _SeenReader(reader, exchange, writer), _SeenWriter(writer, exchange)
 
 
 def seen_writer(writer: Any, exchange: Exchange) -> Any:

@@ -36,15 +36,19 @@ class Lines:
         self._buffer = b""
 
     def feed(self, data: bytes) -> list[Any]:
+        return [message for _, message in self.feed_lines(data)]
+
+    def feed_lines(self, data: bytes) -> list[tuple[bytes, Any]]:
+        """Each whole line (with its newline) and its message."""
         lines = (self._buffer + data).split(b"\n")
         self._buffer = lines.pop()
-        out: list[Any] = []
+        out: list[tuple[bytes, Any]] = []
         for line in lines:
             if line.strip():
                 try:
-                    out.append(orjson.loads(line))
+                    out.append((line + b"\n", orjson.loads(line)))
                 except orjson.JSONDecodeError:
-                    out.append(line.decode("utf-8", "replace"))
+                    out.append((line + b"\n", line.decode("utf-8", "replace")))
         return out
 
 
@@ -134,23 +138,75 @@ class ReplayedProcess(Process):
 
 
 class _RecordStdin(ByteSendStream):
-    def __init__(self, real: ByteSendStream, exchange: Exchange) -> None:
-        self.real, self.exchange, self.lines = real, exchange, Lines()
+    """Each whole line goes on to the server, unless the exchange answers it instead (a denied
+    ``tools/call``): then its answers go to the client's stdout, and the server never sees it."""
+
+    def __init__(
+        self, real: ByteSendStream, exchange: Exchange, answers: MemoryObjectSendStream[bytes]
+    ) -> None:
+        self.real, self.exchange, self.lines, self.answers = real, exchange, Lines(), answers
 
     async def send(self, item: bytes) -> None:
-        for message in self.lines.feed(item):
-            self.exchange.from_client(message)
-        await self.real.send(item)
+        forward = b""
+        for line, message in self.lines.feed_lines(item):
+            answers = self.exchange.from_client(message)
+            for answer in answers:
+                await self.answers.send(encode(answer))
+            if not answers:
+                forward += line
+        if forward:
+            await self.real.send(forward)
 
     async def aclose(self) -> None:
         await self.real.aclose()
 
 
 class _RecordStdout(ByteReceiveStream):
-    def __init__(self, real: ByteReceiveStream, exchange: Exchange) -> None:
-        self.real, self.exchange, self.lines = real, exchange, Lines()
+    """The server's stdout, seen; the answers llmvcr gives in the server's place come in between."""
+
+    def __init__(
+        self, real: ByteReceiveStream, exchange: Exchange, answers: MemoryObjectReceiveStream[bytes]
+    ) -> None:
+        self.real, self.exchange, self.lines, self.answers = real, exchange, Lines(), answers
+        self.ready: list[bytes] = []  # the server's lines that came as an answer won the race
 
     async def receive(self, max_bytes: int = 65536) -> bytes:
+        try:
+            return self.answers.receive_nowait()
+        except anyio.WouldBlock:
+            pass
+        if self.ready:
+            return self.ready.pop(0)
+        got: list[bytes] = []
+        failed: list[BaseException] = []
+        answer: list[bytes] = []
+
+        async with anyio.create_task_group() as group:
+
+            async def from_server() -> None:
+                try:
+                    got.append(await self._server(max_bytes))
+                except Exception as err:  # EndOfStream, a broken pipe: raised below, as themselves
+                    failed.append(err)
+                group.cancel_scope.cancel()
+
+            async def from_llmvcr() -> None:
+                try:
+                    answer.append(await self.answers.receive())
+                except (anyio.EndOfStream, anyio.ClosedResourceError):
+                    await anyio.sleep_forever()
+                group.cancel_scope.cancel()
+
+            group.start_soon(from_server)
+            group.start_soon(from_llmvcr)
+        if answer:
+            self.ready.extend(got)
+            return answer[0]
+        if failed:
+            raise failed[0]
+        return got[0]
+
+    async def _server(self, max_bytes: int) -> bytes:
         try:
             data = await self.real.receive(max_bytes)
         except anyio.EndOfStream:
@@ -170,8 +226,9 @@ class RecordedProcess(Process):
 
     def __init__(self, real: Any, exchange: Exchange) -> None:
         self.real = real
-        self._stdin = _RecordStdin(real.stdin, exchange)
-        self._stdout = _RecordStdout(real.stdout, exchange)
+        send, receive = anyio.create_memory_object_stream[bytes](math.inf)
+        self._stdin = _RecordStdin(real.stdin, exchange, send)
+        self._stdout = _RecordStdout(real.stdout, exchange, receive)
 
     def __getattr__(self, name: str) -> Any:  # the SDK's shutdown reads its own names of the process
         return getattr(self.real, name)

@@ -49,17 +49,18 @@ CONTEXT_TYPES = frozenset(
 )
 
 
-def check_tool_policy(session: Session, tool: str) -> str:
+def check_tool_policy(session: Session, tool: str, where: str = "") -> str:
     """``"replay"`` or ``"live"`` for a call of the tool named ``tool`` in ``session``, after its
     ``tool_policy``; raises :class:`~llmvcr.errors.ToolDeniedError` for ``"deny"``. The one lookup
-    that ``@llmvcr.tool`` and an MCP ``tools/call`` (by ``params.name``) both make."""
+    that ``@llmvcr.tool`` and an MCP ``tools/call`` (by ``params.name``) both make; ``where`` says
+    where the tool lives (an MCP call: ``" of the MCP server NAME"``)."""
     __tracebackhide__ = True
     policy = policy_for(session.options, tool)
     if policy == "deny":
         test = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0]
         by = f" by {test}" if test else ""
         raise ToolDeniedError(
-            f"llmvcr: tool {tool!r} was called{by} in {session.path}, and its tool_policy is 'deny': "
+            f"llmvcr: tool {tool!r}{where} was called{by} in {session.path}, and its tool_policy is 'deny': "
             f"nothing ran. Remove it from tool_policy (or set 'replay' or 'live') if the call is meant."
         )
     return policy

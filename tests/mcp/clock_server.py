@@ -4,6 +4,7 @@ a tool call)."""
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 
@@ -17,6 +18,13 @@ from mcp.types import SamplingMessage, TextContent
 app = MCPServer("clock")
 
 
+def _ran(tool: str) -> None:
+    """Count a call at the server: one line per tool run, in the file CLOCK_LOG names (if any)."""
+    if os.environ.get("CLOCK_LOG"):
+        with open(os.environ["CLOCK_LOG"], "a") as log:
+            log.write(tool + "\n")
+
+
 @app.tool()
 def weather(city: str) -> str:
     """The weather in a city, as measured now (the loopback model calls the first tool it is given)."""
@@ -26,12 +34,14 @@ def weather(city: str) -> str:
 @app.tool()
 def now() -> str:
     """The time now, to the nanosecond: a different answer every run."""
+    _ran("now")
     return str(time.time_ns())
 
 
 @app.tool()
 def add(a: int, b: int) -> int:
     """a + b"""
+    _ran("add")
     return a + b
 
 
