@@ -9,7 +9,7 @@ from typing import Any, TextIO
 
 from ..errors import CommandError
 from ..options import RECORD_MODES, configure
-from ..proxy.routes import DEFAULT_UPSTREAMS
+from ..proxy.routes import default_upstreams
 from ..proxy.server import LOOPBACK, ProxyServer, instructions, is_loopback
 
 
@@ -40,7 +40,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
         default=[],
         metavar="PROVIDER=URL",
         help="where a provider's recorded calls go (repeatable; default "
-        + ", ".join(f"{k}={v}" for k, v in DEFAULT_UPSTREAMS.items())
+        + ", ".join(f"{k}={v}" for k, v in default_upstreams().items())
         + ")",
     )
     serve.add_argument("--record-mode", choices=RECORD_MODES, help="over every cassette's own record mode")
@@ -61,13 +61,13 @@ def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 def upstreams_of(given: list[str]) -> dict[str, str]:
     """``["openai=http://127.0.0.1:9000"]`` -> ``{"openai": "http://127.0.0.1:9000"}``."""
-    out = {}
+    out, known = {}, default_upstreams()
     for item in given:
         name, sep, url = item.partition("=")
-        if not sep or name not in DEFAULT_UPSTREAMS or not url.startswith(("http://", "https://")):
+        if not sep or name not in known or not url.startswith(("http://", "https://")):
             raise CommandError(
                 f"--upstream {item!r}: give PROVIDER=URL with PROVIDER one of "
-                f"{', '.join(DEFAULT_UPSTREAMS)} and an http(s) URL"
+                f"{', '.join(known)} and an http(s) URL"
             )
         out[name] = url
     return out

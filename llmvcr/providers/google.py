@@ -8,7 +8,8 @@ build its own types and raise its own ``errors.APIError`` subclasses from the re
 body.
 
 Its key travels as ``x-goog-api-key`` (or a ``?key=`` query): both are credentials the session
-learns and never writes (``redact.CREDENTIAL_HEADERS``, ``redact.SECRET_QUERY_KEYS``).
+learns and never writes (``llmvcr.wire.headers.CREDENTIAL_HEADERS``, which takes it from
+``llmvcr.wire.google``, and ``llmvcr.redaction.SECRET_QUERY_KEYS``).
 """
 
 from __future__ import annotations
@@ -50,9 +51,4 @@ class GoogleProvider(HttpProvider):
         return out
 
 
-provider = GoogleProvider(
-    wire.NAME,
-    "google.genai",
-    hosts=(wire.API_HOST,),
-    wire=wire.SEAM_PATHS,  # its wire format is llmvcr.wire.google's
-)
+provider = GoogleProvider.speaking(wire.FORMAT, "google.genai")

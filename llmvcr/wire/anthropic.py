@@ -17,15 +17,15 @@ import re
 from typing import Any
 
 from ..cassette.entries import Request
+from .format import ApiKey, WireFormat
 
 NAME = "anthropic"
 HOSTS = ("anthropic.com",)
 AGENTS = ("anthropic", "asyncanthropic")
 MARKER_HEADERS = ("anthropic-version",)
 MEANING_HEADERS = ("anthropic-version", "anthropic-beta")  # kept in the request: they change its meaning
+CREDENTIAL_HEADERS = ("x-api-key", "anthropic-user-profile-id")
 API_HOST = "api.anthropic.com"
-# a request from a client that is not the SDK's (litellm's own httpx client) is this API's when its
-# path ends so and it carries the header (or "" for none)
 SEAM_PATHS = (("/v1/messages", "anthropic-version"), ("/v1/messages/count_tokens", "anthropic-version"))
 SDK_HEADERS: dict[str, str] = {"anthropic-version": "2023-06-01"}  # every SDK version sends this one
 ENDPOINTS = re.compile(r"/messages(?:/count_tokens)?/?$")
@@ -112,3 +112,28 @@ def events(body: JSON, pieces: dict[int, list[str]] | None = None, *, done: bool
         )
         add("message_stop")
     return out
+
+
+def error_body(status: int, kind: str, message: str) -> JSON:
+    """An error as the API sends it: ``kind`` is its error type (``overloaded_error``)."""
+    return {"type": "error", "error": {"type": kind, "message": message}}
+
+
+FORMAT = WireFormat(
+    name=NAME,
+    hosts=HOSTS,
+    agents=AGENTS,
+    marker_headers=MARKER_HEADERS,
+    sdk_headers=SDK_HEADERS,
+    endpoints=ENDPOINTS,
+    asks_stream=asks_stream,
+    plain_request=plain_request,
+    events_of=events_of,
+    finished=finished,
+    error_body=error_body,
+    api_host=API_HOST,
+    meaning_headers=MEANING_HEADERS,
+    credential_headers=CREDENTIAL_HEADERS,
+    seam_paths=SEAM_PATHS,
+    api_key=ApiKey("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "x-api-key"),
+)

@@ -15,14 +15,16 @@ import re
 from typing import Any
 
 from ..cassette.entries import Request
+from .format import ApiKey, WireFormat
 
 NAME = "openai"
 HOSTS = ("openai.com", "openai.azure.com")
 AGENTS = ("openai", "asyncopenai", "azureopenai")
 MARKER_HEADERS = ("openai-beta",)
 MEANING_HEADERS = ("openai-beta",)  # kept in the request: it changes its meaning
+CREDENTIAL_HEADERS = ("openai-organization", "openai-project")
 API_HOST = "api.openai.com"
-SEAM_PATHS = (("/chat/completions", ""), ("/responses", ""), ("/embeddings", ""))  # see wire.anthropic
+SEAM_PATHS = (("/chat/completions", ""), ("/responses", ""), ("/embeddings", ""))
 SDK_HEADERS: dict[str, str] = {}
 ENDPOINTS = re.compile(r"/(?:chat/completions|completions|responses|embeddings)(?:/|$)")
 TERMINAL = frozenset({"response.completed", "response.incomplete", "response.failed", "error"})
@@ -150,3 +152,36 @@ def response_events(body: JSON) -> list[JSON]:
     }
     add(final.get(str(body.get("status")), "response.completed"), response=body)
     return out
+
+
+def error_body(status: int, kind: str, message: str) -> JSON:
+    """An error as the API sends it (most other APIs and clients read this shape too)."""
+    return {"error": {"message": message, "type": kind, "param": None, "code": kind}}
+
+
+def usage_flavors(path: str) -> tuple[str, ...]:
+    """The API whose usage record a call's answer holds, by its path."""
+    if path.endswith("/embeddings"):
+        return ("embeddings",)
+    return ("responses",) if "/responses" in path else ("chat",)
+
+
+FORMAT = WireFormat(
+    name=NAME,
+    hosts=HOSTS,
+    agents=AGENTS,
+    marker_headers=MARKER_HEADERS,
+    sdk_headers=SDK_HEADERS,
+    endpoints=ENDPOINTS,
+    asks_stream=asks_stream,
+    plain_request=plain_request,
+    events_of=events_of,
+    finished=finished,
+    error_body=error_body,
+    api_host=API_HOST,
+    meaning_headers=MEANING_HEADERS,
+    credential_headers=CREDENTIAL_HEADERS,
+    seam_paths=SEAM_PATHS,
+    usage_flavors=usage_flavors,
+    api_key=ApiKey("OPENAI_API_KEY", "OPENAI_BASE_URL", "authorization"),
+)
