@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import _active, providers
 from .cassette import Cassette
-from .freshness import check as freshness
+from .freshness.check import at_close, at_open
 from .options import Options, resolve_path
 from .session import Session
 from .storage.files import load_cassette as load_cassette  # llmvcr.load_cassette (reads vcrpy files in place)
@@ -52,7 +52,7 @@ class CassetteContext:
     def session(self) -> Session:
         """A new, not yet started session on this cassette's file (checked for expiry first)."""
         path = self.path
-        session = Session(path, self.options, record_mode=freshness.at_open(path, self.options))
+        session = Session(path, self.options, record_mode=at_open(path, self.options))
         session.quiet_when_empty = self.quiet_when_empty
         return session
 
@@ -75,7 +75,7 @@ class CassetteContext:
             _active.deactivate(session, token)
             providers.uninstall()
         _active.announce_exit(session)
-        freshness.at_close(session, failed=failed)  # entries no call used: warn or fail
+        at_close(session, failed=failed)  # entries no call used: warn or fail
 
     async def __aenter__(self) -> Cassette:
         return self.__enter__()

@@ -10,12 +10,11 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
-from ..cassette.age import plural
 from ..freshness.budget import Tally, cassette_cost
-from ..freshness.check import shown
 from ..freshness.usage import prices_available
 from ..freshness.verify import Report, Target, verify_cassette
 from ..storage.writer import atomic_write
+from ..wording import plural, shown
 from .inspect import files_under
 from .reading import SUFFIXES, load_any
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from ..cassette.age import age_text, on_ci, plural, recorded_at
+from ..cassette.age import age_text, on_ci, recorded_at
 from ..cassette.values import Value
 from ..errors import (
     ExpiredCassetteError,
@@ -36,15 +36,7 @@ from ..errors import (
 from ..options import Options, settings
 from ..session import Session
 from ..storage.files import load_cassette
-
-
-def dollars(usd: float, priced: int, unpriced: int, at: str = "") -> str:
-    """What calls cost: ``$0.0123{at}``, ``$0.0123{at}, 2 calls unpriced``, or ``unpriced`` when none
-    had a known price (a model genai-prices does not know), never ``$0.0000`` for those."""
-    if unpriced and not priced:
-        return "unpriced"
-    return f"${usd:.4f}{at}" + (f", {plural(unpriced, 'call')} unpriced" if unpriced else "")
-
+from ..wording import shown
 
 __all__ = [
     "Finding",
@@ -52,7 +44,6 @@ __all__ = [
     "add_listener",
     "at_close",
     "at_open",
-    "dollars",
     "policy",
     "remove_listener",
     "swap_listeners",
@@ -118,12 +109,6 @@ def _tell(finding: Finding) -> None:
         listeners = list(_listeners)
     for listener in listeners:
         listener(finding)
-
-
-def shown(path: str) -> str:
-    """A path as the user would type it: relative to the current folder when it is below it."""
-    relative = os.path.relpath(path)
-    return path if relative.startswith("..") else relative
 
 
 def rerecord_command(path: str) -> str:

@@ -17,7 +17,7 @@ from typing import Any
 from ..cassette.age import on_ci
 from ..cassette.schema import entry_to_mapping
 from ..errors import LLMVCRError
-from ..freshness import check as freshness
+from ..freshness.check import at_open
 from ..options import Options, resolve_path, with_suffix
 from ..session import Session
 
@@ -129,7 +129,7 @@ class Cassettes:
                 built = Options.build(**options)
             except ValueError as err:
                 raise CassetteRefused(f"llmvcr: {path}: {err}") from None
-            record_mode = self.record_mode or freshness.at_open(path, built)
+            record_mode = self.record_mode or at_open(path, built)
             os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
             session = Session(path, built, record_mode=record_mode)
             session.start()
