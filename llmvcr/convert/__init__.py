@@ -38,7 +38,7 @@ from .neutral import (
 )
 from .requests import anthropic_block, anthropic_request, chat_request, responses_request
 from .responses import accumulate_anthropic, accumulate_chat, error_message, read_call, stream_finished
-from .wire import anthropic_body, anthropic_events, anthropic_wire, chat_body, chat_events, openai_wire
+from .to_wire import anthropic_body, anthropic_events, anthropic_wire, chat_body, chat_events, openai_wire
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",

@@ -29,7 +29,7 @@ from .agentskit_chunks import entry_chunks
 from .agentskit_messages import from_messages, to_messages
 from .neutral import JSON, digest, parse_arguments, text_block
 from .responses import read_call
-from .wire import anthropic_body, anthropic_events, anthropic_wire, chat_body, chat_events, openai_wire
+from .to_wire import anthropic_body, anthropic_events, anthropic_wire, chat_body, chat_events, openai_wire
 
 VERSION = 1
 

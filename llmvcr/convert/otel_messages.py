@@ -3,7 +3,7 @@
 ``request_body`` writes the messages, system instructions, tool definitions and request
 parameters back as the provider's SDK sends them (Anthropic ``messages.create``, Chat Completions,
 Gemini ``generateContent``); ``neutral_response`` reads the output messages, finish reason and
-usage into the neutral reply ``convert.wire`` writes as each provider's body or stream. What the
+usage into the neutral reply ``convert.to_wire`` writes as each provider's body or stream. What the
 trace lacks is appended to ``notes`` for the caller to warn about.
 """
 

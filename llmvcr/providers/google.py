@@ -2,7 +2,7 @@
 
 Every call of the SDK, sync or async, passes ``BaseApiClient``'s request methods above its retry
 loop (tenacity): those are the funnels (their names are in ``providers._internals``). Below them
-the sync client sends through httpx2 (``providers._send``) and ``client.aio`` through aiohttp when
+the sync client sends through httpx2 (``providers._httpx``) and ``client.aio`` through aiohttp when
 it is importable (``providers._aiohttp``), else httpx2. Replaying at the HTTP layer lets the SDK
 build its own types and raise its own ``errors.APIError`` subclasses from the recorded status and
 body.

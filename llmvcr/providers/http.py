@@ -2,7 +2,7 @@
 
 Every call of these SDKs, whatever resource or helper made it (``create``, ``stream()``,
 ``parse()``, ``with_raw_response``, beta, Azure), ends in ``Client.send`` of the HTTP library
-with the final wire request (``providers._send`` intercepts there). A call made inside the SDK's
+with the final wire request (``providers._httpx`` intercepts there). A call made inside the SDK's
 funnel is that SDK's whatever its headers say; a request that reaches ``send`` outside every
 funnel (a framework's own HTTP client speaking an SDK's wire format) is recognised by its
 ``User-Agent`` or host.
