@@ -2,61 +2,14 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import subprocess
 from typing import Any, TextIO
 
 from ..errors import CommandError
-from ..options import RECORD_MODES, configure
+from ..options import configure
 from ..proxy.routes import default_upstreams
-from ..proxy.server import LOOPBACK, ProxyServer, instructions, is_loopback
-
-
-def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """The ``serve`` command's arguments."""
-    serve = commands.add_parser(
-        "serve",
-        help="a local HTTP proxy that records and replays any language's SDK calls into cassettes",
-        description="Serve the cassettes under --cassette-dir to any SDK whose base URL points here "
-        "(ANTHROPIC_BASE_URL, OPENAI_BASE_URL, google-genai's base_url). A client names its cassette "
-        "with the header x-llmvcr-cassette or the base URL /cassettes/<name>; recorded calls are "
-        "forwarded to each provider's upstream. Prints its URL and the variables to set. With CI set, "
-        "a cassette that names no record mode replays only.",
-    )
-    serve.add_argument(
-        "--host",
-        default=LOOPBACK,
-        help=f"interface to bind (default {LOOPBACK}); any other needs the control-API token",
-    )
-    serve.add_argument("--port", type=int, default=0, help="port (default: a free one, printed)")
-    serve.add_argument(
-        "--cassette-dir", default="cassettes", help="the cassette folder (default ./cassettes)"
-    )
-    serve.add_argument("--format", choices=("yaml", "json"), help="format of a new cassette (default yaml)")
-    serve.add_argument(
-        "--upstream",
-        action="append",
-        default=[],
-        metavar="PROVIDER=URL",
-        help="where a provider's recorded calls go (repeatable; default "
-        + ", ".join(f"{k}={v}" for k, v in default_upstreams().items())
-        + ")",
-    )
-    serve.add_argument("--record-mode", choices=RECORD_MODES, help="over every cassette's own record mode")
-    serve.add_argument("--token", help="control-API token (default: none on loopback, made up otherwise)")
-    serve.add_argument("--env-file", metavar="FILE", help="also write the variables to set into FILE")
-    serve.add_argument(
-        "--cassette", metavar="NAME", help="open this cassette at start: calls that name none go to it"
-    )
-    serve.add_argument(
-        "command",
-        nargs=argparse.REMAINDER,
-        metavar="-- COMMAND",
-        help="run COMMAND with the variables set, then stop (its exit status is the command's): "
-        "llmvcr serve --cassette e2e -- npm test",
-    )
-    serve.set_defaults(run=cmd_serve)
+from ..proxy.server import ProxyServer, instructions, is_loopback
 
 
 def upstreams_of(given: list[str]) -> dict[str, str]:
