@@ -19,16 +19,6 @@ from typing import Any
 from ..cassette.entries import Request
 from .format import ApiKey, WireFormat
 
-NAME = "anthropic"
-HOSTS = ("anthropic.com",)
-AGENTS = ("anthropic", "asyncanthropic")
-MARKER_HEADERS = ("anthropic-version",)
-MEANING_HEADERS = ("anthropic-version", "anthropic-beta")  # kept in the request: they change its meaning
-CREDENTIAL_HEADERS = ("x-api-key", "anthropic-user-profile-id")
-API_HOST = "api.anthropic.com"
-SEAM_PATHS = (("/v1/messages", "anthropic-version"), ("/v1/messages/count_tokens", "anthropic-version"))
-SDK_HEADERS: dict[str, str] = {"anthropic-version": "2023-06-01"}  # every SDK version sends this one
-ENDPOINTS = re.compile(r"/messages(?:/count_tokens)?/?$")
 TERMINAL = frozenset({"message_stop", "error"})
 
 JSON = dict[str, Any]
@@ -120,20 +110,20 @@ def error_body(status: int, kind: str, message: str) -> JSON:
 
 
 FORMAT = WireFormat(
-    name=NAME,
-    hosts=HOSTS,
-    agents=AGENTS,
-    marker_headers=MARKER_HEADERS,
-    sdk_headers=SDK_HEADERS,
-    endpoints=ENDPOINTS,
+    name="anthropic",
+    hosts=("anthropic.com",),
+    api_host="api.anthropic.com",
+    agents=("anthropic", "asyncanthropic"),
+    marker_headers=("anthropic-version",),
+    meaning_headers=("anthropic-version", "anthropic-beta"),  # kept in the request: they change its meaning
+    credential_headers=("x-api-key", "anthropic-user-profile-id"),
+    sdk_headers={"anthropic-version": "2023-06-01"},  # every SDK version sends this one
+    endpoints=re.compile(r"/messages(?:/count_tokens)?/?$"),
+    seam_paths=(("/v1/messages", "anthropic-version"), ("/v1/messages/count_tokens", "anthropic-version")),
     asks_stream=asks_stream,
     plain_request=plain_request,
     events_of=events_of,
     finished=finished,
     error_body=error_body,
-    api_host=API_HOST,
-    meaning_headers=MEANING_HEADERS,
-    credential_headers=CREDENTIAL_HEADERS,
-    seam_paths=SEAM_PATHS,
     api_key=ApiKey("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "x-api-key"),
 )

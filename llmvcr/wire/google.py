@@ -16,17 +16,7 @@ from typing import Any
 from ..cassette.entries import Request
 from .format import WireFormat
 
-NAME = "google"
-HOSTS = ("generativelanguage.googleapis.com", "aiplatform.googleapis.com")
-AGENTS = ("google-genai-sdk",)
-MARKER_HEADERS = ("x-goog-api-client",)
-MEANING_HEADERS: tuple[str, ...] = ()
-CREDENTIAL_HEADERS = ("x-goog-api-key",)
-API_HOST = "generativelanguage.googleapis.com"
 METHODS = ("generateContent", "streamGenerateContent", "embedContent", "batchEmbedContents", "countTokens")
-SEAM_PATHS = tuple((f":{method}", "") for method in METHODS)
-SDK_HEADERS: dict[str, str] = {}
-ENDPOINTS = re.compile(f":(?:{'|'.join(METHODS)})$")
 STREAM_METHOD, PLAIN_METHOD = ":streamGenerateContent", ":generateContent"
 
 JSON = dict[str, Any]
@@ -102,22 +92,21 @@ def error_body(status: int, kind: str, message: str) -> JSON:
 
 
 FORMAT = WireFormat(
-    name=NAME,
-    hosts=HOSTS,
-    agents=AGENTS,
-    marker_headers=MARKER_HEADERS,
-    sdk_headers=SDK_HEADERS,
-    endpoints=ENDPOINTS,
+    name="google",
+    hosts=("generativelanguage.googleapis.com", "aiplatform.googleapis.com"),
+    api_host="generativelanguage.googleapis.com",
+    agents=("google-genai-sdk",),
+    marker_headers=("x-goog-api-client",),
+    credential_headers=("x-goog-api-key",),
+    sdk_headers={},
+    endpoints=re.compile(f":(?:{'|'.join(METHODS)})$"),
+    seam_paths=tuple((f":{method}", "") for method in METHODS),
     asks_stream=asks_stream,
     plain_request=plain_request,
     events_of=events_of,
     finished=finished,
-    error_body=error_body,
-    api_host=API_HOST,
-    meaning_headers=MEANING_HEADERS,
-    credential_headers=CREDENTIAL_HEADERS,
-    seam_paths=SEAM_PATHS,
     array_stream=asks_array,
+    error_body=error_body,
     model_in_path=model_of,
     model_key="modelVersion",
     usage_key="usageMetadata",

@@ -17,16 +17,6 @@ from typing import Any
 from ..cassette.entries import Request
 from .format import ApiKey, WireFormat
 
-NAME = "openai"
-HOSTS = ("openai.com", "openai.azure.com")
-AGENTS = ("openai", "asyncopenai", "azureopenai")
-MARKER_HEADERS = ("openai-beta",)
-MEANING_HEADERS = ("openai-beta",)  # kept in the request: it changes its meaning
-CREDENTIAL_HEADERS = ("openai-organization", "openai-project")
-API_HOST = "api.openai.com"
-SEAM_PATHS = (("/chat/completions", ""), ("/responses", ""), ("/embeddings", ""))
-SDK_HEADERS: dict[str, str] = {}
-ENDPOINTS = re.compile(r"/(?:chat/completions|completions|responses|embeddings)(?:/|$)")
 TERMINAL = frozenset({"response.completed", "response.incomplete", "response.failed", "error"})
 
 JSON = dict[str, Any]
@@ -167,21 +157,21 @@ def usage_flavors(path: str) -> tuple[str, ...]:
 
 
 FORMAT = WireFormat(
-    name=NAME,
-    hosts=HOSTS,
-    agents=AGENTS,
-    marker_headers=MARKER_HEADERS,
-    sdk_headers=SDK_HEADERS,
-    endpoints=ENDPOINTS,
+    name="openai",
+    hosts=("openai.com", "openai.azure.com"),
+    api_host="api.openai.com",
+    agents=("openai", "asyncopenai", "azureopenai"),
+    marker_headers=("openai-beta",),
+    meaning_headers=("openai-beta",),  # kept in the request: it changes its meaning
+    credential_headers=("openai-organization", "openai-project"),
+    sdk_headers={},
+    endpoints=re.compile(r"/(?:chat/completions|completions|responses|embeddings)(?:/|$)"),
+    seam_paths=(("/chat/completions", ""), ("/responses", ""), ("/embeddings", "")),
     asks_stream=asks_stream,
     plain_request=plain_request,
     events_of=events_of,
     finished=finished,
     error_body=error_body,
-    api_host=API_HOST,
-    meaning_headers=MEANING_HEADERS,
-    credential_headers=CREDENTIAL_HEADERS,
-    seam_paths=SEAM_PATHS,
     usage_flavors=usage_flavors,
     api_key=ApiKey("OPENAI_API_KEY", "OPENAI_BASE_URL", "authorization"),
 )
