@@ -37,7 +37,14 @@ from .neutral import (
     usage,
 )
 from .requests import anthropic_block, anthropic_request, chat_request, responses_request
-from .responses import accumulate_anthropic, accumulate_chat, error_message, read_call, stream_finished
+from .responses import (
+    accumulate_anthropic,
+    accumulate_chat,
+    error_message,
+    model_calls,
+    read_call,
+    stream_finished,
+)
 from .to_wire import anthropic_body, anthropic_events, anthropic_wire, chat_body, chat_events, openai_wire
 
 __all__ = [
@@ -63,6 +70,7 @@ __all__ = [
     "chat_request",
     "digest",
     "error_message",
+    "model_calls",
     "openai_wire",
     "parse_arguments",
     "parse_sse",

@@ -28,7 +28,7 @@ from .agentskit_calls import entry_of
 from .agentskit_chunks import entry_chunks
 from .agentskit_messages import to_messages
 from .neutral import JSON
-from .responses import read_call
+from .responses import model_calls
 
 VERSION = 1
 
@@ -82,17 +82,10 @@ def to_agentskit(cassette: Cassette | str | os.PathLike[str], path: str | os.Pat
     counts) are left out with a :class:`~llmvcr.convert.ConversionWarning`.
     """
     cassette = cassette if isinstance(cassette, Cassette) else load_cassette(cassette)
+    calls, left_out = model_calls(cassette)
     entries: list[JSON] = []
-    left_out: list[str] = []
-    for position, entry in enumerate(cassette.entries):
-        call = read_call(entry, position)
-        if call is None:
-            left_out.append(
-                f"entry {position} ({entry.provider} {entry.request.method} {entry.request.path}) "
-                "is not a model call; left out"
-            )
-            continue
-        left_out.extend(f"entry {position}: {note}" for note in call.notes)
+    for call in calls:
+        entry = call.entry
         entries.append(
             {
                 "request": {

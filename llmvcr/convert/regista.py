@@ -32,7 +32,7 @@ from .regista_trace import (
     new_ulid,
     read_trace,
 )
-from .responses import read_call
+from .responses import model_calls
 
 __all__ = ["canonical_hash", "from_regista_trace", "read_trace", "to_regista_trace"]
 
@@ -262,18 +262,7 @@ def to_regista_trace(
     strict ``regista.replay()`` will diverge. Returns the path written.
     """
     cassette = _cassette(cassette)
-    calls: list[Call] = []
-    left_out: list[str] = []
-    for position, entry in enumerate(cassette.entries):
-        call = read_call(entry, position)
-        if call is None:
-            left_out.append(
-                f"entry {position} ({entry.provider} {entry.request.method} {entry.request.path}) "
-                "is not a model call; left out"
-            )
-        else:
-            calls.append(call)
-            left_out.extend(f"entry {position}: {note}" for note in call.notes)
+    calls, left_out = model_calls(cassette)
     kept: JSON = {
         "seed": cassette.seed,
         "metadata": cassette.metadata,
