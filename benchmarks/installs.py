@@ -12,8 +12,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-
-from . import suite
+from collections.abc import Callable
 
 # row -> (what follows the tree in `pip install`, whether rapidyaml is removed after)
 INSTALLS: dict[str, tuple[str, bool]] = {
@@ -25,13 +24,15 @@ INSTALLS: dict[str, tuple[str, bool]] = {
 NEEDS = ("anthropic>=2.10,<3", "openai>=3.51,<4", "pytest>=8", "pytest-xdist>=3")
 
 
-def environment(folder: str, name: str, extra: str, without_rapidyaml: bool, tree: str) -> str:
+def environment(
+    folder: str, name: str, extra: str, without_rapidyaml: bool, tree: str, progress: Callable[[str], None]
+) -> str:
     """A virtual environment with this tree installed as ``pip install`` does; its python."""
     venv = os.path.join(folder, "venv-" + "".join(c if c.isalnum() else "_" for c in name)[:60])
     python = os.path.join(venv, "Scripts" if os.name == "nt" else "bin", "python")
     if os.path.exists(python):
         return python
-    suite.progress(f"installing {name}\n")
+    progress(f"installing {name}\n")
     subprocess.run([sys.executable, "-m", "venv", venv], check=True)
     pip = [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
     subprocess.run([*pip, tree + extra, *NEEDS], check=True)
@@ -40,15 +41,10 @@ def environment(folder: str, name: str, extra: str, without_rapidyaml: bool, tre
     return python
 
 
-def add_installs(folder: str) -> None:
-    """Put one row per install first in ``suite.TOOLS``, each playing the YAML cassettes cold."""
+def environments(folder: str, progress: Callable[[str], None]) -> dict[str, str]:
+    """Each install of ``INSTALLS`` in its environment under ``folder`` (built once): row -> its python."""
     tree = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    rows = {}
-    for name, (extra, without) in INSTALLS.items():
-        suite.PYTHONS[name] = environment(folder, name, extra, without, tree)
-        suite.SHARES_CASSETTES[name] = "llmvcr YAML"
-        rows[name] = suite.TOOLS[suite.COLD_ROW]
-    rest = dict(suite.TOOLS)
-    suite.TOOLS.clear()
-    suite.TOOLS.update(rows)
-    suite.TOOLS.update(rest)
+    return {
+        name: environment(folder, name, extra, without, tree, progress)
+        for name, (extra, without) in INSTALLS.items()
+    }

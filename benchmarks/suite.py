@@ -21,6 +21,7 @@ import sys
 import tempfile
 import time
 
+from .installs import environments
 from .suite_project import CONFTEST, test_module
 
 # tool -> (plugins to switch off, record-mode option, extra environment). The rows up to
@@ -56,6 +57,18 @@ def add_baseline(tree: str) -> None:
         TOOLS[row] = TOOLS[tool]
         SHARES_CASSETTES[row] = SHARES_CASSETTES.get(tool, tool)
         BASELINE[row] = os.path.abspath(tree)
+
+
+def add_installs(folder: str) -> None:
+    """Put one row per install (``benchmarks.installs``) first in ``TOOLS``, each playing the YAML
+    cassettes cold."""
+    pythons = environments(folder, progress)
+    PYTHONS.update(pythons)
+    SHARES_CASSETTES.update(dict.fromkeys(pythons, "llmvcr YAML"))
+    rest = dict(TOOLS)
+    TOOLS.clear()
+    TOOLS.update({name: rest[COLD_ROW] for name in pythons})
+    TOOLS.update(rest)
 
 
 def progress(text: str) -> None:
@@ -164,8 +177,6 @@ def run(n: int, rounds: int, keep: str | None = None, installs: bool = False) ->
     with tempfile.TemporaryDirectory(prefix="llmvcr-suite-") as temporary:
         folder = keep or temporary
         if installs:
-            from .installs import add_installs  # builds environments: only when asked
-
             add_installs(folder)
         suite = Suite(folder, n)
         suite.generate()

@@ -1,28 +1,41 @@
-"""mkdocs hooks: the command's reference is generated from its argparse parser, and the runner's settings
-on a code fence (```python test="pytest") are left out of the page.
+"""mkdocs hooks: the runner's settings on a code fence (```python test="pytest") are left out of the
+page. Also the writer of the command's reference in `docs/cli.md`, generated from the command's own
+table (`llmvcr.cli`), so the page reads the same on GitHub and in the site:
 
-`mkdocs.yml` names this file under `hooks:`; `tests/test_docs.py` checks the generated reference.
+    python docs/hooks.py        # after adding or changing a command
+
+`mkdocs.yml` names this file under `hooks:`; `tests/test_docs.py` fails when the page and the table differ.
 """
 
 from __future__ import annotations
 
 import argparse
 import re
+import sys
+from pathlib import Path
 from typing import Any
 
 from llmvcr.cli import build_parser
 
-CLI_MARKER = "<!-- generated: the llmvcr command's reference -->"
+CLI_PAGE = Path(__file__).resolve().parent / "cli.md"
+CLI_BEGIN = "<!-- generated from the llmvcr command's table by `python docs/hooks.py`; do not edit -->"
+CLI_END = "<!-- end of the generated reference -->"
 # the settings tests/test_docs_examples.py reads after the language; GitHub reads the first word only
 _FENCE_SETTINGS = re.compile(r"^(\s*```python)[ \t]+\S.*$", re.M)
 
 
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
-    """Drop the runner's fence settings; fill the CLI page's marker with the parser's reference."""
-    markdown = _FENCE_SETTINGS.sub(r"\1", markdown)
-    if CLI_MARKER in markdown:
-        markdown = markdown.replace(CLI_MARKER, cli_reference(build_parser()))
-    return markdown
+    """Drop the runner's fence settings."""
+    return _FENCE_SETTINGS.sub(r"\1", markdown)
+
+
+def with_reference(page: str) -> str:
+    """The CLI page with the reference between its markers written again from the parser."""
+    head, begin, rest = page.partition(CLI_BEGIN)
+    _, end, tail = rest.partition(CLI_END)
+    if not (begin and end):
+        raise ValueError(f"{CLI_PAGE.name} has lost its markers: {CLI_BEGIN} ... {CLI_END}")
+    return f"{head}{CLI_BEGIN}\n\n{cli_reference(build_parser())}\n{CLI_END}{tail}"
 
 
 def cli_reference(parser: argparse.ArgumentParser) -> str:
@@ -70,3 +83,11 @@ def _row(action: argparse.Action) -> str:
 def _cell(text: str) -> str:
     """A table cell: a pipe would end it early."""
     return text.replace("|", "\\|")
+
+
+if __name__ == "__main__":
+    page = CLI_PAGE.read_text(encoding="utf-8")
+    written = with_reference(page)
+    if written != page:
+        CLI_PAGE.write_text(written, encoding="utf-8")
+    sys.stdout.write(f"{CLI_PAGE.name}: {'written' if written != page else 'already current'}\n")

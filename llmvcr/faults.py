@@ -6,10 +6,10 @@ import contextlib
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
 
 from .cassette import Response
 from .cassette.values import Value
+from .wire import error_body
 
 _KINDS = ("status", "timeout", "connection")
 _ERROR_TYPES = {
@@ -22,17 +22,6 @@ _ERROR_TYPES = {
     500: "api_error",
     503: "api_error",
     529: "overloaded_error",
-}
-
-_GOOGLE_STATUS = {
-    400: "INVALID_ARGUMENT",
-    401: "UNAUTHENTICATED",
-    403: "PERMISSION_DENIED",
-    404: "NOT_FOUND",
-    408: "DEADLINE_EXCEEDED",
-    429: "RESOURCE_EXHAUSTED",
-    500: "INTERNAL",
-    503: "UNAVAILABLE",
 }
 
 
@@ -50,14 +39,8 @@ class Fault(Value):
     fired: int = 0
 
     def response(self, provider: str) -> Response:
-        kind = _ERROR_TYPES.get(self.status, "api_error")
-        if provider == "anthropic":
-            body: Any = {"type": "error", "error": {"type": kind, "message": self.message}}
-        elif provider == "google":  # the Gemini API's error shape, so the SDK fills in .status
-            status = _GOOGLE_STATUS.get(self.status, "INTERNAL")
-            body = {"error": {"code": self.status, "message": self.message, "status": status}}
-        else:
-            body = {"error": {"message": self.message, "type": kind, "param": None, "code": kind}}
+        """The recorded answer this fault stands for: ``provider``'s own error body for ``status``."""
+        body = error_body(provider, self.status, _ERROR_TYPES.get(self.status, "api_error"), self.message)
         headers = {"content-type": "application/json", "x-should-retry": "false"}
         if self.retry_after is not None:
             headers["retry-after"] = self.retry_after

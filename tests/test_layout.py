@@ -191,10 +191,10 @@ def test_the_checks_catch_what_they_look_for(tmp_path: Path) -> None:
 
 # The folders as DESIGN draws them, ground floor first: a room imports only rooms on a lower floor.
 FLOORS: list[set[str]] = [
-    {"errors"},
+    {"errors", "wording"},
     {"cassette"},
-    {"matching", "wire", "faults"},
-    {"storage", "redaction"},
+    {"matching", "wire"},
+    {"storage", "redaction", "faults"},
     {"options"},
     {"session"},
     {"_active"},
@@ -225,6 +225,38 @@ FOLDERS = {
 def _room(module: str) -> str:
     parts = module.split(".")
     return "__init__" if len(parts) == 1 else parts[1]
+
+
+PROVIDER_NAMES = {"anthropic", "openai", "google", "gemini"}
+
+
+def _names_a_provider(node: ast.expr) -> bool:
+    if isinstance(node, ast.Constant):
+        return node.value in PROVIDER_NAMES
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return any(_names_a_provider(e) for e in node.elts)
+    return isinstance(node, ast.Attribute) and node.attr == "NAME"  # wire.google.NAME
+
+
+def test_only_a_providers_own_modules_branch_on_its_name() -> None:
+    """A provider is described once (``wire/<provider>.py``, its SDK adapter ``providers/<provider>.py``;
+    the converters read each API's shape): everything else asks ``llmvcr.wire``, never compares a name."""
+    own = {
+        f"{room}.{name}"
+        for room in ("wire", "providers")
+        for name in ("anthropic", "openai", "google", "openai_ws")
+    }
+    branches = []
+    for module, (_path, tree) in _modules().items():
+        parts = module.split(".")
+        if parts[1:2] in (["convert"], ["mcp"]) or ".".join(parts[1:]) in own | {"wire.mcp"}:
+            continue
+        for node in ast.walk(tree):
+            sides = [node.left, *node.comparators] if isinstance(node, ast.Compare) else []
+            keys = [k for k in node.keys if k is not None] if isinstance(node, ast.Dict) else []
+            if any(_names_a_provider(side) for side in sides) or sum(map(_names_a_provider, keys)) >= 2:
+                branches.append(f"{module}:{node.lineno}")
+    assert not branches, "ask llmvcr.wire's description instead of naming a provider: " + ", ".join(branches)
 
 
 def test_the_folders_are_as_drawn() -> None:

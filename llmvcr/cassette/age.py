@@ -12,13 +12,14 @@ import re
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from ..wording import plural
+
 __all__ = [
     "EXPIRY_POLICIES",
     "UNPLAYED_POLICIES",
     "age_text",
     "on_ci",
     "parse_age",
-    "plural",
     "recorded_at",
 ]
 
@@ -72,11 +73,6 @@ def age_text(age: timedelta) -> str:
         if seconds >= size:
             return plural(int(seconds // size), unit)
     return plural(int(seconds), "second")
-
-
-def plural(n: int, word: str, many: str | None = None) -> str:
-    """``1 cassette``, ``2 cassettes``; ``many`` for irregular plurals (``entry``/``entries``)."""
-    return f"{n:,} {word if n == 1 else (many or word + 's')}"
 
 
 def on_ci() -> bool:

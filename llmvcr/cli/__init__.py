@@ -1,19 +1,6 @@
-"""The ``llmvcr`` command: list, show, diff, convert, scan and prune cassettes.
-
-    llmvcr ls [DIR]                       cassettes with entry counts, providers, models, size
-    llmvcr show CASSETTE                  the conversation, streams collapsed into text
-    llmvcr diff A B [--html FILE]         entry by entry, structurally (side by side in a page)
-    llmvcr convert SRC --to FORMAT -o OUT [--from FORMAT] [--layout linear|full]
-                                          SRC may be a folder: every file in it
-    llmvcr scan PATH...                   exit 1 when anything looks like a credential
-    llmvcr prune PATH...                  drop the entries the last run did not play
-    llmvcr rehash CASSETTE...             after a hand edit: check every entry, count them, store hashes
-    llmvcr verify PATH... [--junit-xml F] re-send recorded requests live; report drift in the answers' shape
-    llmvcr plan [PYTEST_ARGS...]          replay the suite; what to re-record, by cause, with its cost
-    llmvcr migrate [PATH] [--write]       a pytest-recording suite onto llmvcr's marker (a diff first)
-    llmvcr serve [--port N] [--upstream P=URL]  a local proxy: any language's SDK records and replays
-    llmvcr mcp --cassette F -- COMMAND    a stdio MCP server for any client, recorded or answered from F
-    llmvcr view PATH... [-o FILE] [--open] one self-contained HTML page of cassettes
+"""The ``llmvcr`` command: one row of :data:`_COMMANDS` per subcommand (its name, the function that runs
+it, its help, its description and its arguments), read by :func:`build_parser`. Adding a command is
+adding a row; ``docs/cli.md``'s reference is generated from this table (``python docs/hooks.py``).
 
 Errors are one line on stderr (what went wrong, with which file, and what to do) and exit status 2;
 ``diff`` and ``scan`` exit 1 for "different" and "found".
@@ -35,15 +22,17 @@ from ..errors import LLMVCRError
 from ..options import did_you_mean
 from ..storage.formats import by_name, in_place
 from ..storage.parse_cache import yaml_parser
-from ..view.command import add_parser as add_view_parser
+from ..view.command import cmd_view
+from ..view.pages import DEFAULT_OUTPUT
 from . import fresh
+from .command import Command, arg
 from .files import cmd_convert, cmd_prune, cmd_rehash, cmd_scan
-from .fresh import arg
+from .fresh import cmd_plan, cmd_verify
 from .inspect import cmd_diff, cmd_ls, cmd_show
-from .mcp import add_parser as add_mcp_parser
-from .migrate import add_parser as add_migrate_parser
+from .mcp import MCP
+from .migrate import cmd_migrate
 from .reading import SOURCES, TARGETS
-from .serve import add_parser as add_serve_parser
+from .serve import SERVE
 
 _IN_PLACE = ", ".join(by_name(n).title for n in in_place())  # other recorders' cassettes, read in place
 _SOURCES = ", ".join(by_name(n).title for n in SOURCES)
@@ -90,15 +79,15 @@ def _suggestion(message: str) -> str:
 
 
 _FROM = arg("--from", dest="from_format", choices=SOURCES, help="input format (default: detected)")
-_COMMANDS: list[fresh.Command] = [
-    (
+_COMMANDS: list[Command] = [
+    Command(
         "ls",
         cmd_ls,
-        "list cassettes with entry counts, providers, models and size",
-        "List the cassettes under DIR (recursively): llmvcr's, and those llmvcr reads in place "
+        help="list cassettes with entry counts, providers, models and size",
+        description="List the cassettes under DIR (recursively): llmvcr's, and those llmvcr reads in place "
         f"({_IN_PLACE}), each named with its format. Files of other formats are named on stderr with the "
         "command that imports them.",
-        [
+        arguments=[
             arg(
                 "dir",
                 nargs="?",
@@ -109,20 +98,22 @@ _COMMANDS: list[fresh.Command] = [
             )
         ],
     ),
-    (
+    Command(
         "show",
         cmd_show,
-        "print a cassette as a readable conversation",
-        "Print each call's new messages and the answer (streams collapsed into text, tool calls and results "
+        help="print a cassette as a readable conversation",
+        description="Print each call's new messages and the answer (streams collapsed into text, tool "
+        "calls and results "
         f"inline). Reads {', '.join(SOURCES)} files, and says which it read.",
-        [arg("cassette", metavar="CASSETTE", help="a path, or a name under cassettes/"), _FROM],
+        arguments=[arg("cassette", metavar="CASSETTE", help="a path, or a name under cassettes/"), _FROM],
     ),
-    (
+    Command(
         "diff",
         cmd_diff,
-        "compare two cassettes entry by entry",
-        "Structural diff of two cassettes, entry by entry (stream timings ignored). Exit 1 when they differ.",
-        [
+        help="compare two cassettes entry by entry",
+        description="Structural diff of two cassettes, entry by entry (stream timings ignored). Exit 1 "
+        "when they differ.",
+        arguments=[
             arg("a", metavar="A"),
             arg("b", metavar="B"),
             _FROM,
@@ -134,16 +125,17 @@ _COMMANDS: list[fresh.Command] = [
             ),
         ],
     ),
-    (
+    Command(
         "convert",
         cmd_convert,
-        f"convert any format llmvcr reads to {', '.join(TARGETS)}",
-        f"Convert SRC ({_SOURCES}; detected unless --from says) to {', '.join(TARGETS)}. When SRC is a "
+        help=f"convert any format llmvcr reads to {', '.join(TARGETS)}",
+        description=f"Convert SRC ({_SOURCES}; detected unless --from says) to {', '.join(TARGETS)}. When "
+        "SRC is a "
         "folder, every file in it is converted into the folder OUT under the same relative path and a table "
         "says what became of each; the exit status is 2 when any failed (OUT may be SRC: `llmvcr convert "
         "tests/cassettes --from vcrpy --to llmvcr-yaml -o tests/cassettes` migrates a pytest-recording "
         "suite in place, keeping any cassette that also holds non-LLM calls).",
-        [
+        arguments=[
             arg("src", metavar="SRC", help="a file, or a folder of files"),
             arg("--to", required=True, choices=TARGETS, help="output format"),
             arg(
@@ -159,37 +151,125 @@ _COMMANDS: list[fresh.Command] = [
             ),
         ],
     ),
-    (
+    Command(
         "scan",
         cmd_scan,
-        "look for credentials in cassettes; exit 1 if any",
-        "Scan every YAML, JSON and JSONL document under PATH for strings that look like API keys, bearer "
+        help="look for credentials in cassettes; exit 1 if any",
+        description="Scan every YAML, JSON and JSONL document under PATH for strings that look like API "
+        "keys, bearer "
         "tokens, private keys or credential headers.",
-        [arg("paths", nargs="+", metavar="PATH")],
+        arguments=[arg("paths", nargs="+", metavar="PATH")],
     ),
-    (
+    Command(
         "prune",
         cmd_prune,
-        "drop entries the last run never played",
-        "Drop the entries the last test run did not use, as recorded in the play store the pytest plugin (or "
+        help="drop entries the last run never played",
+        description="Drop the entries the last test run did not use, as recorded in the play store the "
+        "pytest plugin (or "
         "llmvcr.freshness.playlog.PlayLog) keeps in pytest's cache (.pytest_cache/d/llmvcr). Refuses when no "
         "run recorded it, when a test using it failed, or when the file changed since.",
-        [
+        arguments=[
             arg("cassettes", nargs="+", metavar="PATH", help="cassette files or folders"),
             arg("--dry-run", action="store_true", help="say what would go, change nothing"),
         ],
     ),
-    (
+    Command(
         "rehash",
         cmd_rehash,
-        "after editing a cassette by hand: check every entry, count them, store edited hashes",
-        "Check every entry of each CASSETTE, write the entry count in its header again and store the "
+        help="after editing a cassette by hand: check every entry, count them, store edited hashes",
+        description="Check every entry of each CASSETTE, write the entry count in its header again and "
+        "store the "
         "request_hash of each request edited by hand (nothing else changes). Run it after removing entries "
         "by hand (a file holding fewer entries than its header counts is refused as truncated) or editing a "
         "prompt (replay then warns no more).",
-        [arg("cassettes", nargs="+", metavar="CASSETTE", help="cassette files")],
+        arguments=[arg("cassettes", nargs="+", metavar="CASSETTE", help="cassette files")],
     ),
-    *fresh.COMMANDS,
+    Command(
+        "verify",
+        cmd_verify,
+        help="re-send recorded requests to the live API and report drift in the answers' shape",
+        description="Send every request of each cassette to the live API again (keys from "
+        "ANTHROPIC_API_KEY / "
+        "OPENAI_API_KEY) and report, per cassette, what changed in the shape of the answer: fields added or "
+        "removed, types changed, stream event types new or gone, an error where a success was recorded. "
+        "Differing text is not drift. Rewrites nothing. Exit 1 on drift, 2 when a request could not be "
+        "checked.",
+        arguments=[
+            arg("paths", nargs="+", metavar="PATH", help="cassette files or folders"),
+            arg(
+                "--base-url",
+                action="append",
+                default=[],
+                metavar="[PROVIDER=]URL",
+                help="where requests go, as the provider's SDK takes it (default: the provider's API, "
+                "or ANTHROPIC_BASE_URL / OPENAI_BASE_URL); without PROVIDER= for every provider. anthropic: "
+                "scheme://host[/prefix] (https://api.anthropic.com); openai: the same with or without the "
+                "SDK's /v1 (https://api.openai.com/v1, http://gw/v1); google and registered providers have "
+                "no default and no key is sent for them (a gateway that adds it): google=http://gw. The "
+                "recorded path is appended, its start not repeated when the URL already ends with it",
+            ),
+            arg("--junit-xml", metavar="FILE", help="also write the result as JUnit XML"),
+            arg("--timeout", type=float, default=60.0, help="seconds per request (default 60)"),
+        ],
+    ),
+    Command(
+        "plan",
+        cmd_plan,
+        help="replay the suite and plan what to re-record, with its cost",
+        description="Run pytest replay-only (--llmvcr-plan) and print every missing, diverging and expired "
+        "cassette and "
+        "every unplayed entry, grouped by cause, with the estimated live cost of re-recording each group. "
+        "Arguments go to pytest as they are (test paths, -k, --llmvcr-max-age=30d). Then record within a "
+        "budget: pytest --llmvcr-record-budget=USD ...",
+        arguments=[arg("pytest_args", nargs=argparse.REMAINDER, metavar="PYTEST_ARGS")],
+    ),
+    Command(
+        "migrate",
+        cmd_migrate,
+        help="move a pytest-recording suite's LLM tests onto llmvcr (a diff first; --write applies it)",
+        description="Rewrite @pytest.mark.vcr to @pytest.mark.llmvcr, vcr_config to llmvcr_config, a "
+        "test's vcr argument to llmvcr_cassette and pytest-recording's addopts flags, in the test files, "
+        "conftests and pytest config under PATH. Tests whose cassettes also hold calls to other hosts "
+        "stay on pytest-recording. Prints the diff and what it did and left; writes only with --write.",
+        arguments=[
+            arg("path", nargs="?", default=".", metavar="PATH", help="folder or file (default: .)"),
+            arg("--write", action="store_true", help="apply the changes (default: show them)"),
+            arg(
+                "--convert",
+                action="store_true",
+                help="with --write: also convert the migrated tests' cassettes to llmvcr's format, in place "
+                "(those of tests left on pytest-recording stay vcrpy's)",
+            ),
+        ],
+    ),
+    SERVE,
+    MCP,
+    Command(
+        "view",
+        cmd_view,
+        help="write one self-contained HTML page of cassettes (a timeline, conversations, costs)",
+        description="Write one HTML file with everything inside (no network, no server) for the "
+        "cassettes at PATH: files or folders, in any format llmvcr reads. It shows a timeline of the "
+        "calls with stream events at their arrival offsets and a player, each call as a conversation "
+        "with its raw request and response, tokens and list-price dollars, age and expiry, and the "
+        "entries the last test run did not play. Several cassettes get an index with a filter.",
+        arguments=[
+            arg("paths", nargs="+", metavar="PATH", help="cassette files or folders of them"),
+            arg(
+                "-o",
+                "--output",
+                default=DEFAULT_OUTPUT,
+                metavar="FILE",
+                help=f"the page (default: {DEFAULT_OUTPUT})",
+            ),
+            arg("--open", action="store_true", help="open the page in the default browser"),
+            arg(
+                "--max-age",
+                metavar="AGE",
+                help="mark cassettes recorded longer ago than AGE expired ('30d', '12h')",
+            ),
+        ],
+    ),
 ]
 
 
@@ -203,15 +283,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action=_Version, nargs=0, help="show the version and YAML parser; exit")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    for name, run, help_text, description, arguments in _COMMANDS:
-        command = commands.add_parser(name, help=help_text, description=description)
-        for names, kwargs in arguments:
+    for row in _COMMANDS:
+        command = commands.add_parser(row.name, help=row.help, description=row.description)
+        for names, kwargs in row.arguments:
             command.add_argument(*names, **kwargs)
-        command.set_defaults(run=run)
-    add_migrate_parser(commands)
-    add_serve_parser(commands)
-    add_mcp_parser(commands)
-    add_view_parser(commands)
+        command.set_defaults(run=row.run)
     return parser
 
 

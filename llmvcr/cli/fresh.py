@@ -7,19 +7,18 @@ import argparse
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
-from collections.abc import Callable, Sequence
-from typing import Any, TextIO
+from collections.abc import Sequence
+from typing import TextIO
 
-from ..cassette.age import plural
 from ..freshness.budget import Tally, cassette_cost
-from ..freshness.check import shown
 from ..freshness.usage import prices_available
 from ..freshness.verify import Report, Target, verify_cassette
 from ..storage.writer import atomic_write
+from ..wording import plural, shown
 from .inspect import files_under
 from .reading import SUFFIXES, load_any
 
-__all__ = ["COMMANDS", "Arg", "Command", "arg", "cmd_plan", "cmd_verify", "junit_xml", "run_plan"]
+__all__ = ["cmd_plan", "cmd_verify", "junit_xml", "run_plan"]
 
 
 def _target(args: argparse.Namespace) -> Target:
@@ -102,55 +101,3 @@ def run_plan(pytest_args: Sequence[str]) -> int:
     extra = [a for a in pytest_args if a != "--"]
     # the plan, not the tracebacks of the replays that failed (a later --tb=... wins)
     return subprocess.call([sys.executable, "-m", "pytest", "--llmvcr-plan", "--tb=no", *extra])
-
-
-Arg = tuple[tuple[str, ...], dict[str, Any]]
-# a subcommand as ``cli.build_parser`` reads it: name, the function that runs it, help, description, arguments
-Command = tuple[str, Callable[..., int], str, str, list[Arg]]
-
-
-def arg(*names: str, **kwargs: Any) -> Arg:
-    """One ``add_argument`` call of a subcommand, as data."""
-    return names, kwargs
-
-
-# verify, plan: keeping cassettes true to the live API
-COMMANDS: list[Command] = [
-    (
-        "verify",
-        cmd_verify,
-        "re-send recorded requests to the live API and report drift in the answers' shape",
-        "Send every request of each cassette to the live API again (keys from ANTHROPIC_API_KEY / "
-        "OPENAI_API_KEY) and report, per cassette, what changed in the shape of the answer: fields added or "
-        "removed, types changed, stream event types new or gone, an error where a success was recorded. "
-        "Differing text is not drift. Rewrites nothing. Exit 1 on drift, 2 when a request could not be "
-        "checked.",
-        [
-            arg("paths", nargs="+", metavar="PATH", help="cassette files or folders"),
-            arg(
-                "--base-url",
-                action="append",
-                default=[],
-                metavar="[PROVIDER=]URL",
-                help="where requests go, as the provider's SDK takes it (default: the provider's API, "
-                "or ANTHROPIC_BASE_URL / OPENAI_BASE_URL); without PROVIDER= for every provider. anthropic: "
-                "scheme://host[/prefix] (https://api.anthropic.com); openai: the same with or without the "
-                "SDK's /v1 (https://api.openai.com/v1, http://gw/v1); google and registered providers have "
-                "no default and no key is sent for them (a gateway that adds it): google=http://gw. The "
-                "recorded path is appended, its start not repeated when the URL already ends with it",
-            ),
-            arg("--junit-xml", metavar="FILE", help="also write the result as JUnit XML"),
-            arg("--timeout", type=float, default=60.0, help="seconds per request (default 60)"),
-        ],
-    ),
-    (
-        "plan",
-        cmd_plan,
-        "replay the suite and plan what to re-record, with its cost",
-        "Run pytest replay-only (--llmvcr-plan) and print every missing, diverging and expired cassette and "
-        "every unplayed entry, grouped by cause, with the estimated live cost of re-recording each group. "
-        "Arguments go to pytest as they are (test paths, -k, --llmvcr-max-age=30d). Then record within a "
-        "budget: pytest --llmvcr-record-budget=USD ...",
-        [arg("pytest_args", nargs=argparse.REMAINDER, metavar="PYTEST_ARGS")],
-    ),
-]

@@ -10,7 +10,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, TextIO
 
 from ..cassette import Cassette, Entry
-from ..convert import JSON, OPENAI_FINISH, read_call
+from ..convert import JSON, api_stop_reason, read_call
 from ..convert.tool_calls import asked_by, tool_call_of, tool_lines
 from ..errors import CommandError, LLMVCRError
 from ..matching.diff import shorten_pair, structural_diff
@@ -141,7 +141,7 @@ def show_lines(cassette: Cassette, fmt: str = "llmvcr") -> Iterator[str]:
     every = cassette.entries
     asked = asked_by(every)
     for position, entry in enumerate(every):
-        if entry.provider == mcp_wire.NAME:
+        if mcp_wire.is_mcp(entry):
             yield ""
             yield from _mcp_lines(position, entry)
             continue
@@ -186,9 +186,7 @@ def show_lines(cassette: Cassette, fmt: str = "llmvcr") -> Iterator[str]:
         for block in call.response["message"]["content"]:
             yield from _block_lines("assistant", block, "  → ")
         u = call.response["usage"]
-        reason = call.response["stop_reason"]
-        if call.api != "anthropic":  # the API's own word: "stop", not the neutral "end_turn"
-            reason = OPENAI_FINISH.get(reason, reason)
+        reason = api_stop_reason(call.api, call.response["stop_reason"])  # "stop", not "end_turn"
         yield f"    ({reason}; {u['input_tokens']} in, {u['output_tokens']} out)"
         history = [*messages, call.response["message"]]
 

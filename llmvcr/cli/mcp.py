@@ -27,29 +27,7 @@ from ..errors import CommandError, LLMVCRError
 from ..mcp.exchange import Exchange
 from ..options import RECORD_MODES, Options
 from ..wire import mcp as wire
-
-
-def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """The ``mcp`` command's arguments."""
-    mcp = commands.add_parser(
-        "mcp",
-        help="wrap a stdio MCP server: record its traffic, or answer from the cassette without starting it",
-        description="Run COMMAND, a stdio MCP server, for the client that started llmvcr, recording every "
-        "request with its answer into --cassette; when the cassette holds this server's traffic, answer "
-        "from it and start nothing.",
-    )
-    mcp.add_argument("--cassette", required=True, metavar="PATH", help="the cassette file")
-    mcp.add_argument("--record-mode", choices=RECORD_MODES, help="the cassette's record mode")
-    mcp.add_argument(
-        "--tool-policy",
-        action="append",
-        default=[],
-        metavar="TOOL=POLICY",
-        help="a tools/call of TOOL is replayed (the default), run live (never recorded) or denied (answered "
-        "with an error, never sent); repeat for each tool",
-    )
-    mcp.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND", help="the server to run")
-    mcp.set_defaults(run=cmd_mcp)
+from .command import Command, arg
 
 
 def _lines(stream: IO[bytes]) -> Any:
@@ -136,3 +114,26 @@ def cmd_mcp(args: Any, out: TextIO) -> int:
         except LLMVCRError as err:
             raise CommandError(str(err)) from None
         return relay(exchange, command, sys.stdin.buffer, sys.stdout.buffer)
+
+
+MCP = Command(
+    "mcp",
+    cmd_mcp,
+    help="wrap a stdio MCP server: record its traffic, or answer from the cassette without starting it",
+    description="Run COMMAND, a stdio MCP server, for the client that started llmvcr, recording every "
+    "request with its answer into --cassette; when the cassette holds this server's traffic, answer "
+    "from it and start nothing.",
+    arguments=[
+        arg("--cassette", required=True, metavar="PATH", help="the cassette file"),
+        arg("--record-mode", choices=RECORD_MODES, help="the cassette's record mode"),
+        arg(
+            "--tool-policy",
+            action="append",
+            default=[],
+            metavar="TOOL=POLICY",
+            help="a tools/call of TOOL is replayed (the default), run live (never recorded) or denied "
+            "(answered with an error, never sent); repeat for each tool",
+        ),
+        arg("command", nargs=argparse.REMAINDER, metavar="-- COMMAND", help="the server to run"),
+    ],
+)

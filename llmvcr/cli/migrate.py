@@ -336,24 +336,3 @@ def _convert(plan: Plan, out: TextIO) -> None:
         f"converted {done} cassette(s) in place; {len(plan.kept)} of tests left on pytest-recording kept",
         file=out,
     )
-
-
-def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """The ``migrate`` command's arguments."""
-    migrate = commands.add_parser(
-        "migrate",
-        help="move a pytest-recording suite's LLM tests onto llmvcr (a diff first; --write applies it)",
-        description="Rewrite @pytest.mark.vcr to @pytest.mark.llmvcr, vcr_config to llmvcr_config, a "
-        "test's vcr argument to llmvcr_cassette and pytest-recording's addopts flags, in the test files, "
-        "conftests and pytest config under PATH. Tests whose cassettes also hold calls to other hosts "
-        "stay on pytest-recording. Prints the diff and what it did and left; writes only with --write.",
-    )
-    migrate.add_argument("path", nargs="?", default=".", metavar="PATH", help="folder or file (default: .)")
-    migrate.add_argument("--write", action="store_true", help="apply the changes (default: show them)")
-    migrate.add_argument(
-        "--convert",
-        action="store_true",
-        help="with --write: also convert the migrated tests' cassettes to llmvcr's format, in place "
-        "(those of tests left on pytest-recording stay vcrpy's)",
-    )
-    migrate.set_defaults(run=cmd_migrate)

@@ -9,84 +9,20 @@ from typing import Any, TextIO
 
 from ..errors import CommandError
 from ..options import RECORD_MODES, configure
-from ..proxy.routes import DEFAULT_UPSTREAMS
+from ..proxy.routes import default_upstreams
 from ..proxy.server import LOOPBACK, ProxyServer, instructions, is_loopback
-
-
-def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """The ``serve`` command's arguments."""
-    serve = commands.add_parser(
-        "serve",
-        help="a local HTTP proxy that records and replays any language's SDK calls into cassettes",
-        description="Serve the cassettes under --cassette-dir to any SDK whose base URL points here "
-        "(ANTHROPIC_BASE_URL, OPENAI_BASE_URL, google-genai's base_url). A client names its cassette "
-        "with the header x-llmvcr-cassette or the base URL /cassettes/<name>; recorded calls are "
-        "forwarded to each provider's upstream. Prints its URL and the variables to set. With CI set, "
-        "a cassette that names no record mode replays only.",
-    )
-    serve.add_argument(
-        "--host",
-        default=LOOPBACK,
-        help=f"interface to bind (default {LOOPBACK}); any other needs the control-API token",
-    )
-    serve.add_argument("--port", type=int, default=0, help="port (default: a free one, printed)")
-    serve.add_argument(
-        "--cassette-dir", default="cassettes", help="the cassette folder (default ./cassettes)"
-    )
-    serve.add_argument("--format", choices=("yaml", "json"), help="format of a new cassette (default yaml)")
-    serve.add_argument(
-        "--upstream",
-        action="append",
-        default=[],
-        metavar="PROVIDER=URL",
-        help="where a provider's recorded calls go (repeatable; default "
-        + ", ".join(f"{k}={v}" for k, v in DEFAULT_UPSTREAMS.items())
-        + ")",
-    )
-    serve.add_argument("--record-mode", choices=RECORD_MODES, help="over every cassette's own record mode")
-    serve.add_argument(
-        "--token",
-        help="the token the control API (and, off loopback, every call) needs; better from $LLMVCR_TOKEN "
-        "or --token-file, which no process list shows (default: none on loopback, made up otherwise)",
-    )
-    serve.add_argument("--token-file", metavar="FILE", help="read the token from FILE (its first line)")
-    serve.add_argument(
-        "--allow-host",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="also answer requests for Host NAME (repeatable; a container's service name; '*': any)",
-    )
-    serve.add_argument(
-        "--max-body-mb",
-        type=int,
-        default=64,
-        metavar="N",
-        help="refuse request bodies over N MiB (default 64)",
-    )
-    serve.add_argument("--env-file", metavar="FILE", help="also write the variables to set into FILE")
-    serve.add_argument(
-        "--cassette", metavar="NAME", help="open this cassette at start: calls that name none go to it"
-    )
-    serve.add_argument(
-        "command",
-        nargs=argparse.REMAINDER,
-        metavar="-- COMMAND",
-        help="run COMMAND with the variables set, then stop (its exit status is the command's): "
-        "llmvcr serve --cassette e2e -- npm test",
-    )
-    serve.set_defaults(run=cmd_serve)
+from .command import Command, arg
 
 
 def upstreams_of(given: list[str]) -> dict[str, str]:
     """``["openai=http://127.0.0.1:9000"]`` -> ``{"openai": "http://127.0.0.1:9000"}``."""
-    out = {}
+    out, known = {}, default_upstreams()
     for item in given:
         name, sep, url = item.partition("=")
-        if not sep or name not in DEFAULT_UPSTREAMS or not url.startswith(("http://", "https://")):
+        if not sep or name not in known or not url.startswith(("http://", "https://")):
             raise CommandError(
                 f"--upstream {item!r}: give PROVIDER=URL with PROVIDER one of "
-                f"{', '.join(DEFAULT_UPSTREAMS)} and an http(s) URL"
+                f"{', '.join(known)} and an http(s) URL"
             )
         out[name] = url
     return out
@@ -151,3 +87,69 @@ def cmd_serve(args: Any, out: TextIO) -> int:
         return subprocess.run(command, env={**os.environ, **server.env()}).returncode
     finally:
         server.stop()  # every cassette written before the status is returned
+
+
+SERVE = Command(
+    "serve",
+    cmd_serve,
+    help="a local HTTP proxy that records and replays any language's SDK calls into cassettes",
+    description="Serve the cassettes under --cassette-dir to any SDK whose base URL points here "
+    "(ANTHROPIC_BASE_URL, OPENAI_BASE_URL, google-genai's base_url). A client names its cassette "
+    "with the header x-llmvcr-cassette or the base URL /cassettes/<name>; recorded calls are "
+    "forwarded to each provider's upstream. Prints its URL and the variables to set. With CI set, "
+    "a cassette that names no record mode replays only.",
+    arguments=[
+        arg(
+            "--host",
+            default=LOOPBACK,
+            help=f"interface to bind (default {LOOPBACK}); any other needs the control-API token",
+        ),
+        arg("--port", type=int, default=0, help="port (default: a free one, printed)"),
+        arg("--cassette-dir", default="cassettes", help="the cassette folder (default ./cassettes)"),
+        arg("--format", choices=("yaml", "json"), help="format of a new cassette (default yaml)"),
+        arg(
+            "--upstream",
+            action="append",
+            default=[],
+            metavar="PROVIDER=URL",
+            help="where a provider's recorded calls go (repeatable; default "
+            + ", ".join(f"{k}={v}" for k, v in default_upstreams().items())
+            + ")",
+        ),
+        arg("--record-mode", choices=RECORD_MODES, help="over every cassette's own record mode"),
+        arg(
+            "--token",
+            help="the token the control API (and, off loopback, every call) needs; better from "
+            "$LLMVCR_TOKEN or --token-file, which no process list shows (default: none on loopback, "
+            "made up otherwise)",
+        ),
+        arg("--token-file", metavar="FILE", help="read the token from FILE (its first line)"),
+        arg(
+            "--allow-host",
+            action="append",
+            default=[],
+            metavar="NAME",
+            help="also answer requests for Host NAME (repeatable; a container's service name; '*': any)",
+        ),
+        arg(
+            "--max-body-mb",
+            type=int,
+            default=64,
+            metavar="N",
+            help="refuse request bodies over N MiB (default 64)",
+        ),
+        arg("--env-file", metavar="FILE", help="also write the variables to set into FILE"),
+        arg(
+            "--cassette",
+            metavar="NAME",
+            help="open this cassette at start: calls that name none go to it",
+        ),
+        arg(
+            "command",
+            nargs=argparse.REMAINDER,
+            metavar="-- COMMAND",
+            help="run COMMAND with the variables set, then stop (its exit status is the command's): "
+            "llmvcr serve --cassette e2e -- npm test",
+        ),
+    ],
+)

@@ -27,6 +27,7 @@ from .neutral import (
     STOP_REASONS,
     Call,
     api_of,
+    api_stop_reason,
     digest,
     parse_arguments,
     parse_sse,
@@ -36,8 +37,15 @@ from .neutral import (
     usage,
 )
 from .requests import anthropic_block, anthropic_request, chat_request, responses_request
-from .responses import accumulate_anthropic, accumulate_chat, error_message, read_call, stream_finished
-from .wire import anthropic_body, anthropic_events, anthropic_wire, chat_body, chat_events, openai_wire
+from .responses import (
+    accumulate_anthropic,
+    accumulate_chat,
+    error_message,
+    model_calls,
+    read_call,
+    stream_finished,
+)
+from .to_wire import anthropic_body, anthropic_events, anthropic_wire, chat_body, chat_events, openai_wire
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
@@ -56,11 +64,13 @@ __all__ = [
     "anthropic_request",
     "anthropic_wire",
     "api_of",
+    "api_stop_reason",
     "chat_body",
     "chat_events",
     "chat_request",
     "digest",
     "error_message",
+    "model_calls",
     "openai_wire",
     "parse_arguments",
     "parse_sse",

@@ -19,17 +19,16 @@ import os
 import warnings
 from typing import Any
 
-from ..cassette import Cassette, Entry, Request, Response
+from ..cassette import Cassette, Entry
 from ..cassette.schema import LLMVCR_VERSION
 from ..errors import CassetteFormatError, ConversionWarning
-from ..matching import default_request_hash
 from ..storage.files import load_cassette
 from ..storage.writer import atomic_write
+from .agentskit_calls import entry_of
 from .agentskit_chunks import entry_chunks
-from .agentskit_messages import from_messages, to_messages
-from .neutral import JSON, digest, parse_arguments, text_block
-from .responses import read_call
-from .wire import anthropic_body, anthropic_events, anthropic_wire, chat_body, chat_events, openai_wire
+from .agentskit_messages import to_messages
+from .neutral import JSON
+from .responses import model_calls
 
 VERSION = 1
 
@@ -83,17 +82,10 @@ def to_agentskit(cassette: Cassette | str | os.PathLike[str], path: str | os.Pat
     counts) are left out with a :class:`~llmvcr.convert.ConversionWarning`.
     """
     cassette = cassette if isinstance(cassette, Cassette) else load_cassette(cassette)
+    calls, left_out = model_calls(cassette)
     entries: list[JSON] = []
-    left_out: list[str] = []
-    for position, entry in enumerate(cassette.entries):
-        call = read_call(entry, position)
-        if call is None:
-            left_out.append(
-                f"entry {position} ({entry.provider} {entry.request.method} {entry.request.path}) "
-                "is not a model call; left out"
-            )
-            continue
-        left_out.extend(f"entry {position}: {note}" for note in call.notes)
+    for call in calls:
+        entry = call.entry
         entries.append(
             {
                 "request": {
@@ -169,106 +161,6 @@ def _is_iso(text: str) -> bool:
     return True
 
 
-def _response(chunks: list[JSON], api: str, model: str, stream: bool, seed: str) -> Response:
-    pieces: list[tuple[str, Any]] = []  # ("text"|"reasoning", [str]) runs and ("tool", call), in order
-    usage: JSON | None = None
-    terminal: JSON | None = None
-    for chunk in chunks:
-        kind = chunk["type"]
-        if kind in ("text", "reasoning"):
-            if pieces and pieces[-1][0] == kind:
-                pieces[-1][1].append(str(chunk.get("content") or ""))
-            else:
-                pieces.append((kind, [str(chunk.get("content") or "")]))
-        elif kind == "tool_call":
-            pieces.append(("tool", chunk.get("toolCall") or {}))
-        elif kind == "usage":
-            usage = chunk.get("usage") or {}
-        elif kind in ("done", "error"):
-            terminal = chunk
-            break
-    meta = (terminal or {}).get("metadata") or {}
-    if (
-        terminal is not None
-        and terminal["type"] == "error"
-        and not pieces
-        and isinstance(meta.get("status"), int)
-    ):
-        body = (
-            meta.get("body")
-            if meta.get("body") is not None
-            else {"error": {"message": terminal.get("content")}}
-        )
-        return Response(meta["status"], {"content-type": "application/json"}, body=body)
-    content: list[JSON] = []
-    for kind, value in pieces:
-        if kind == "text":
-            content.append(text_block("".join(value)))
-        elif kind == "reasoning":
-            content.append({"type": "thinking", "thinking": "".join(value), "signature": None})
-        else:
-            content.append(
-                {
-                    "type": "tool_use",
-                    "id": str(value.get("id", "")),
-                    "name": str(value.get("name", "")),
-                    "input": parse_arguments(value.get("args")),
-                }
-            )
-    u = usage or {}
-    neutral = {
-        "message": {"role": "assistant", "content": content},
-        "stop_reason": "tool_use" if any(k == "tool" for k, _ in pieces) else "end_turn",
-        "usage": {
-            "input_tokens": int(u.get("promptTokens") or 0),
-            "output_tokens": int(u.get("completionTokens") or 0),
-            "cache_read_tokens": 0,
-            "cache_write_tokens": 0,
-        },
-        "model": model,
-        "request_id": None,
-    }
-    done = terminal is not None and terminal["type"] == "done"
-    error = terminal.get("content") if terminal is not None and terminal["type"] == "error" else None
-    splits = {
-        i: value if kind != "tool" else [str(value.get("args") or "{}")]
-        for i, (kind, value) in enumerate(pieces)
-    }
-    if api == "openai-chat":
-        reply = chat_body(neutral, "chatcmpl-" + seed)
-        tool_calls = [value for kind, value in pieces if kind == "tool"]
-        for call, wire in zip(
-            tool_calls, reply["choices"][0]["message"].get("tool_calls") or [], strict=False
-        ):
-            wire["function"]["arguments"] = str(call.get("args") or "{}")  # the recorded text, not re-dumped
-        if not stream and done:
-            return Response(200, {"content-type": "application/json"}, body=reply)
-        events = chat_events(
-            reply,
-            [p for k, v in pieces if k == "text" for p in v],
-            [p for k, v in pieces if k == "reasoning" for p in v],
-            with_usage=usage is not None,
-            done=done,
-        )
-        if error is not None:
-            events.append(
-                {"data": {"error": {"message": error, "type": "server_error", "param": None, "code": None}}}
-            )
-    else:
-        reply = anthropic_body(neutral, "msg_" + seed)
-        if not stream and done:
-            return Response(200, {"content-type": "application/json"}, body=reply)
-        events = anthropic_events(reply, splits, done=done)
-        if error is not None:
-            events.append(
-                {
-                    "event": "error",
-                    "data": {"type": "error", "error": {"type": "api_error", "message": error}},
-                }
-            )
-    return Response(200, {"content-type": "text/event-stream"}, stream=events, truncated=terminal is None)
-
-
 def from_agentskit(
     path: str | os.PathLike[str],
     *,
@@ -302,72 +194,10 @@ def from_agentskit(
         metadata=document.get("metadata") or {},
     )
     coerced: list[str] = []
-    for i, entry in enumerate(document["entries"]):
-        request, chunks = entry["request"], entry["chunks"]
-        context = request.get("context") if isinstance(request.get("context"), dict) else {}
-        meta = (
-            (context.get("metadata") or {}).get("llmvcr")
-            if isinstance(context.get("metadata"), dict)
-            else None
-        )
-        meta = meta if isinstance(meta, dict) else {}
-        api = meta.get("api") or ("openai-chat" if provider == "openai" else "anthropic")
-        recorded_path = str(meta.get("path") or "")
-        if api not in ("anthropic", "openai-chat"):
-            coerced.append(f"entry {i} was an {api!r} call")
-            api = "openai-chat" if str(api).startswith("openai") else "anthropic"
-            recorded_path = ""  # the recorded endpoint does not take the body written below
-        system, messages = from_messages(request["messages"], context.get("systemPrompt"))
-        tools = [
-            {
-                "name": str(t.get("name", "")),
-                "description": t.get("description"),
-                "input_schema": t.get("schema") or {},
-            }
-            for t in context.get("tools") or []
-            if isinstance(t, dict)
-        ]
-        params = dict(meta.get("params") or {})
-        if isinstance(context.get("temperature"), (int, float)):
-            params["temperature"] = context["temperature"]
-        streamed = bool(meta["stream"]) if "stream" in meta else (True if stream is None else stream)
-        model_name = str(meta.get("model") or model or "agentskit")
-        neutral = {
-            "model": model_name,
-            "system": system,
-            "messages": messages,
-            "tools": tools,
-            "max_tokens": context.get("maxTokens"),
-            "params": params,
-        }
-        if api == "anthropic":
-            neutral["max_tokens"] = neutral["max_tokens"] or 1024  # required by the Messages API
-            body = _without_none_descriptions(anthropic_wire(neutral, compact=True))
-        else:
-            body = openai_wire({**neutral, "max_tokens": 0})
-            if neutral["max_tokens"] is None or "max_completion_tokens" in params:
-                body.pop("max_tokens")
-            else:
-                body["max_tokens"] = neutral["max_tokens"]
-            for tool in body.get("tools") or []:
-                if tool["function"]["description"] is None:
-                    del tool["function"]["description"]
-        if streamed:
-            body["stream"] = True
-        default_path = "/v1/messages" if api == "anthropic" else "/v1/chat/completions"
-        record = Request(
-            "POST",
-            recorded_path or default_path,
-            body=body,
-            query=tuple((str(k), str(v)) for k, v in meta.get("query") or []),
-        )
-        response = _response(chunks, api, model_name, streamed, digest(i, request, chunks))
-        name = "anthropic" if api == "anthropic" else "openai"
-        cassette.append(
-            Entry(
-                str(meta.get("provider") or name), record, response, default_request_hash(record.normalised())
-            )
-        )
+    for i, item in enumerate(document["entries"]):
+        entry, note = entry_of(i, item, provider, model, stream)
+        cassette.append(entry)
+        coerced.extend([note] if note else [])
     if coerced:
         warnings.warn(
             f"{path}: " + "; ".join(coerced) + ": llmvcr writes agentskit entries back as Anthropic Messages "
@@ -376,10 +206,3 @@ def from_agentskit(
             stacklevel=2,
         )
     return cassette
-
-
-def _without_none_descriptions(body: JSON) -> JSON:
-    for tool in body.get("tools") or []:
-        if tool.get("description") is None:
-            del tool["description"]
-    return body

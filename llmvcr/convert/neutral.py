@@ -33,6 +33,11 @@ OPENAI_FINISH = {
 }
 
 
+def api_stop_reason(api: str, reason: Any) -> Any:
+    """A neutral stop reason in ``api``'s own word: Anthropic's ``end_turn`` is OpenAI's ``stop``."""
+    return reason if api == "anthropic" else OPENAI_FINISH.get(reason, reason)
+
+
 @dataclass(frozen=True, slots=True)
 class Call:
     """One entry read as a model call: its neutral request and response (``None`` when it failed)."""

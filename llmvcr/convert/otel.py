@@ -43,7 +43,7 @@ from .otel_gemini import gemini_path, gemini_response
 from .otel_messages import json_attr, neutral_response, request_body
 from .otel_tools import tool_entry, tool_spans
 from .otlp import genai_calls, read_export, scopes_of, source_name
-from .wire import anthropic_body, anthropic_events, chat_body, chat_events
+from .to_wire import anthropic_body, anthropic_events, chat_body, chat_events
 
 __all__ = ["PROVIDERS", "from_otel"]
 

@@ -3,7 +3,7 @@
 ``request_body`` writes the messages, system instructions, tool definitions and request
 parameters back as the provider's SDK sends them (Anthropic ``messages.create``, Chat Completions,
 Gemini ``generateContent``); ``neutral_response`` reads the output messages, finish reason and
-usage into the neutral reply ``convert.wire`` writes as each provider's body or stream. What the
+usage into the neutral reply ``convert.to_wire`` writes as each provider's body or stream. What the
 trace lacks is appended to ``notes`` for the caller to warn about.
 """
 
@@ -150,6 +150,45 @@ def _tools(definitions: Any, provider: str) -> list[JSON]:
     return tools
 
 
+def _anthropic_body(body: JSON, inputs: list[Mapping[str, Any]], system: str, notes: list[str]) -> JSON:
+    """A Messages API body: system messages folded into ``system``, max_tokens required."""
+    body["messages"] = [
+        _anthropic_message(str(m.get("role")), _neutral_blocks(_parts(m), notes, f"messages[{i}]"))
+        for i, m in enumerate(inputs)
+        if m.get("role") != "system"
+    ]
+    system = system or "\n".join(_text(_parts(m)) for m in inputs if m.get("role") == "system")
+    if "max_tokens" not in body:
+        notes.append("the trace does not hold max_tokens, which Anthropic requires; 1024 assumed")
+        body["max_tokens"] = 1024
+    if system:
+        body["system"] = system
+    return body
+
+
+def _openai_body(body: JSON, inputs: list[Mapping[str, Any]], system: str, notes: list[str]) -> JSON:
+    """A Chat Completions body: the system instructions as its first message."""
+    body["messages"] = [
+        wire
+        for i, m in enumerate(inputs)
+        for wire in _openai_messages(str(m.get("role")), _neutral_blocks(_parts(m), notes, f"messages[{i}]"))
+    ]
+    if system:
+        body["messages"].insert(0, {"role": "system", "content": system})
+    return body
+
+
+def _note_missing_tools(
+    attrs: JSON, inputs: list[Mapping[str, Any]], tools: list[JSON], notes: list[str]
+) -> None:
+    uses_tools = any(p.get("type") in ("tool_call", "tool_call_response") for m in inputs for p in _parts(m))
+    if not tools and (uses_tools or "tool_call" in json.dumps(attrs.get("gen_ai.output.messages") or "")):
+        notes.append(
+            "the trace does not hold the tool definitions this call sent: strict replay differs at "
+            "body.tools (replay with mode='sequential', or ignore=['tools'])"
+        )
+
+
 def request_body(provider: str, attrs: JSON, notes: list[str], streamed: bool) -> JSON:
     """The body the call sent, rebuilt from the trace (or as recorded, where the dialect holds it whole)."""
     exact = attrs.get(EXACT_BODY)
@@ -162,12 +201,7 @@ def request_body(provider: str, attrs: JSON, notes: list[str], streamed: bool) -
     )
     definitions = json_attr(attrs.get("gen_ai.tool.definitions"))
     tools = _tools(definitions, provider)
-    uses_tools = any(p.get("type") in ("tool_call", "tool_call_response") for m in inputs for p in _parts(m))
-    if not tools and (uses_tools or "tool_call" in json.dumps(attrs.get("gen_ai.output.messages") or "")):
-        notes.append(
-            "the trace does not hold the tool definitions this call sent: strict replay differs at "
-            "body.tools (replay with mode='sequential', or ignore=['tools'])"
-        )
+    _note_missing_tools(attrs, inputs, tools, notes)
     if provider == "google":
         return gemini_request(
             attrs, inputs, system, definitions if isinstance(definitions, list) else [], notes
@@ -176,30 +210,9 @@ def request_body(provider: str, attrs: JSON, notes: list[str], streamed: bool) -
     if isinstance(attrs.get("gen_ai.request.max_tokens"), int):
         body["max_tokens"] = attrs["gen_ai.request.max_tokens"]
     if provider == "anthropic":
-        messages = [
-            _anthropic_message(str(m.get("role")), _neutral_blocks(_parts(m), notes, f"messages[{i}]"))
-            for i, m in enumerate(inputs)
-            if m.get("role") != "system"
-        ]
-        system = system or "\n".join(_text(_parts(m)) for m in inputs if m.get("role") == "system")
-        body["messages"] = messages
-        if "max_tokens" not in body:
-            notes.append("the trace does not hold max_tokens, which Anthropic requires; 1024 assumed")
-            body["max_tokens"] = 1024
-        if system:
-            body["system"] = system
-        params = _ANTHROPIC_PARAMS
+        body, params = _anthropic_body(body, inputs, system, notes), _ANTHROPIC_PARAMS
     else:
-        body["messages"] = [
-            wire
-            for i, m in enumerate(inputs)
-            for wire in _openai_messages(
-                str(m.get("role")), _neutral_blocks(_parts(m), notes, f"messages[{i}]")
-            )
-        ]
-        if system:
-            body["messages"].insert(0, {"role": "system", "content": system})
-        params = _OPENAI_PARAMS
+        body, params = _openai_body(body, inputs, system, notes), _OPENAI_PARAMS
     if tools:
         body["tools"] = tools
     body.update({key: attrs[attr] for attr, key in params.items() if attr in attrs})

@@ -218,6 +218,30 @@ def genai_calls(spans: list[JSON], logs: list[JSON]) -> list[JSON]:
     SDK's own span and an instrumentation's) are one call, listed in ``merged``, its instrumentations
     in ``scopes``. Each span is first read into the current semantic conventions
     (:func:`~llmvcr.convert.otel_dialects.normalise`)."""
+    by_span = _records_by_span(spans, logs)
+    for span in spans:
+        normalise(span)
+    groups: dict[tuple[str, str], list[JSON]] = {}
+    for span in fold_logfire_streams(spans):
+        attrs = span["attributes"]
+        provider = attrs.get("gen_ai.provider.name") or attrs.get("gen_ai.system")
+        if provider is None or attrs.get("gen_ai.operation.name", "chat") not in CHAT_OPERATIONS:
+            continue
+        own = by_span.get(str(span.get("spanId")), [])
+        carried = _from_events(own)
+        for record in own:
+            carried.update({k: record["attributes"][k] for k in CONTENT_KEYS if k in record["attributes"]})
+        attrs.update({k: v for k, v in carried.items() if k not in attrs})
+        key = str(attrs.get("gen_ai.response.id") or span.get("spanId"))
+        groups.setdefault((str(span.get("traceId")), key), []).append(span)
+    _fold_bare(list(groups.values()))
+    calls = [_merged(group) for group in groups.values() if group]
+    calls.sort(key=lambda s: int(s.get("startTimeUnixNano") or 0))
+    return calls
+
+
+def _records_by_span(spans: list[JSON], logs: list[JSON]) -> dict[str, list[JSON]]:
+    """The log records and span events that carry content, by the span they belong to, in time order."""
     records = [
         {
             **r,
@@ -235,42 +259,22 @@ def genai_calls(spans: list[JSON], logs: list[JSON]) -> list[JSON]:
         for s in spans
         for e in s.get("events") or []
     ]
-    for span in spans:
-        normalise(span)
-    spans = fold_logfire_streams(spans)
     by_span: dict[str, list[JSON]] = {}
     for record in sorted(records, key=lambda r: r["at"]):
         if record.get("spanId"):
             by_span.setdefault(str(record["spanId"]), []).append(record)
-    groups: dict[tuple[str, str], list[JSON]] = {}
-    for span in spans:
-        attrs = span["attributes"]
-        provider = attrs.get("gen_ai.provider.name") or attrs.get("gen_ai.system")
-        if provider is None or attrs.get("gen_ai.operation.name", "chat") not in CHAT_OPERATIONS:
-            continue
-        own = by_span.get(str(span.get("spanId")), [])
-        carried = _from_events(own)
-        for record in own:
-            carried.update({k: record["attributes"][k] for k in CONTENT_KEYS if k in record["attributes"]})
-        attrs.update({k: v for k, v in carried.items() if k not in attrs})
-        key = str(attrs.get("gen_ai.response.id") or span.get("spanId"))
-        groups.setdefault((str(span.get("traceId")), key), []).append(span)
-    _fold_bare(list(groups.values()))
-    calls = []
-    for group in groups.values():
-        if not group:
-            continue
-        group.sort(key=lambda s: "gen_ai.input.messages" not in s["attributes"])  # the one with content first
-        merged: JSON = {}
-        for span in group:
-            merged.update({k: v for k, v in span["attributes"].items() if k not in merged})
-        calls.append(
-            {
-                **group[0],
-                "attributes": merged,
-                "merged": [s.get("spanId") for s in group],
-                "scopes": scopes_of(group),
-            }
-        )
-    calls.sort(key=lambda s: int(s.get("startTimeUnixNano") or 0))
-    return calls
+    return by_span
+
+
+def _merged(group: list[JSON]) -> JSON:
+    """The spans of one call as one: the one with content first, each attribute from the first that has it."""
+    group.sort(key=lambda s: "gen_ai.input.messages" not in s["attributes"])
+    merged: JSON = {}
+    for span in group:
+        merged.update({k: v for k, v in span["attributes"].items() if k not in merged})
+    return {
+        **group[0],
+        "attributes": merged,
+        "merged": [s.get("spanId") for s in group],
+        "scopes": scopes_of(group),
+    }

@@ -18,7 +18,7 @@ from ..cassette.schema import LLMVCR_VERSION
 from ..errors import CassetteFormatError, ConversionWarning
 from ..matching import default_request_hash
 from .neutral import JSON, digest
-from .wire import anthropic_body, anthropic_events, anthropic_wire, chat_body, chat_events, openai_wire
+from .to_wire import anthropic_body, anthropic_events, anthropic_wire, chat_body, chat_events, openai_wire
 
 SCHEMA_VERSION = 1
 EVENT_TYPES = frozenset(

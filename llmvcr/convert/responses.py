@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..cassette import Entry
+from ..cassette import Cassette, Entry
 from ..wire import stream_finished as wire_finished
 from .neutral import (
     JSON,
@@ -297,3 +297,23 @@ def read_call(entry: Entry, position: int) -> Call | None:
     if res.truncated and not stream_finished(stream or []):
         notes.append("the stream was cut short while recording; the message is what arrived")
     return Call(position, entry, api, request, response, None, latency, notes)
+
+
+def model_calls(cassette: Cassette) -> tuple[list[Call], list[str]]:
+    """Every model call of ``cassette`` in the neutral view, and what the view leaves out: the entries
+    that are not model calls (``entry 3 (openai POST /v1/embeddings) is not a model call; left out``)
+    and what a call held that the view cannot."""
+    calls: list[Call] = []
+    left_out: list[str] = []
+    for position, entry in enumerate(cassette.entries):
+        call = read_call(entry, position)
+        if call is None:
+            request = entry.request
+            left_out.append(
+                f"entry {position} ({entry.provider} {request.method} {request.path}) "
+                "is not a model call; left out"
+            )
+            continue
+        calls.append(call)
+        left_out.extend(f"entry {position}: {note}" for note in call.notes)
+    return calls, left_out

@@ -28,9 +28,9 @@ from ..wire import formats
 from ..wire.http_request import Parsed
 from . import cassetter, langchain_gz
 from .encodings import stored_bytes
+from .foreign_calls import other_entry
 from .http_import import Exchange, entry_of, header_items
 from .neutral import JSON
-from .other_calls import other_entry
 
 FORMATS = ("vcrpy", "pydantic-ai", "cassetter", "langchain-gz")  # the layouts from_vcrpy names
 

@@ -17,12 +17,11 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..cassette import Cassette, Entry
-from ..cassette.age import plural
 from ..cassette.values import Value
 from ..faults import NOT_LLM
 from ..session import Session
 from ..storage.writer import atomic_write
-from .check import dollars
+from ..wording import dollars, plural
 from .usage import PRICES_HINT, prices_available, usage_of
 
 __all__ = ["Ledger", "Tally", "cassette_cost", "recorded_entries"]

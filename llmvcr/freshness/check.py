@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from ..cassette.age import age_text, on_ci, plural, recorded_at
+from ..cassette.age import age_text, on_ci, recorded_at
 from ..cassette.values import Value
 from ..errors import (
     ExpiredCassetteError,
@@ -37,15 +37,7 @@ from ..options import Options, settings
 from ..session import Session
 from ..storage.files import load_cassette
 from ..wire import mcp as mcp_wire
-
-
-def dollars(usd: float, priced: int, unpriced: int, at: str = "") -> str:
-    """What calls cost: ``$0.0123{at}``, ``$0.0123{at}, 2 calls unpriced``, or ``unpriced`` when none
-    had a known price (a model genai-prices does not know), never ``$0.0000`` for those."""
-    if unpriced and not priced:
-        return "unpriced"
-    return f"${usd:.4f}{at}" + (f", {plural(unpriced, 'call')} unpriced" if unpriced else "")
-
+from ..wording import shown
 
 __all__ = [
     "Finding",
@@ -53,7 +45,6 @@ __all__ = [
     "add_listener",
     "at_close",
     "at_open",
-    "dollars",
     "policy",
     "remove_listener",
     "swap_listeners",
@@ -119,12 +110,6 @@ def _tell(finding: Finding) -> None:
         listeners = list(_listeners)
     for listener in listeners:
         listener(finding)
-
-
-def shown(path: str) -> str:
-    """A path as the user would type it: relative to the current folder when it is below it."""
-    relative = os.path.relpath(path)
-    return path if relative.startswith("..") else relative
 
 
 def rerecord_command(path: str) -> str:
@@ -230,7 +215,7 @@ def at_close(session: Session, *, failed: bool) -> None:
         _tell(Finding("unplayed", session.path, policy.test, f"{count} not used", "", ids))
         return
     path = shown(session.path)
-    mcp = sum(1 for i in unplayed if cassette.entry(i).provider == mcp_wire.NAME)
+    mcp = sum(1 for i in unplayed if mcp_wire.is_mcp(cassette.entry(i)))
     if mcp and not mcp_wire.sdk_installed():  # the MCP sessions could not even be opened here
         raise LLMVCRError(
             f"{path}: {mcp} MCP entries were not used, and the mcp package is not installed: the MCP "

@@ -20,12 +20,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..cassette.age import plural
 from ..cassette.values import Value
 from ..errors import LLMVCRError, RecordBudgetSpent
 from ..storage.files import load_cassette
+from ..wording import plural, shown
 from .budget import Tally, cassette_cost
-from .check import Finding, shown
+from .check import Finding
 from .usage import PRICES_HINT, prices_available
 
 __all__ = ["CAUSES", "Budget", "Plan", "missing_path"]

@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from ..cassette import Entry
+from ..wire import usage_keys
 
 __all__ = ["PRICES_HINT", "CallUsage", "cost_of", "prices_available", "tokens_of", "usage_of"]
 
@@ -107,13 +108,7 @@ def _flavor(entry: Entry) -> tuple[str, tuple[str, ...], str, str]:
     """genai-prices' provider id and the API flavors to read the entry's usage as, with the keys its
     extractor reads the model and the usage from. A provider registered by the user (``groq``,
     ``mistral``) is looked up under its own name: genai-prices knows many."""
-    if entry.provider == "anthropic":
-        return "anthropic", ("default",), "model", "usage"
-    if entry.provider == "google":
-        return "google", ("default",), "modelVersion", "usageMetadata"
-    path = entry.request.path
-    flavor = "embeddings" if path.endswith("/embeddings") else "responses" if "/responses" in path else "chat"
-    return entry.provider, (flavor,) if entry.provider == "openai" else (flavor, "default"), "model", "usage"
+    return entry.provider, *usage_keys(entry.provider, entry.request.path)
 
 
 @functools.lru_cache(maxsize=4096)

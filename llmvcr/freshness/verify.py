@@ -28,15 +28,11 @@ from urllib.parse import urlsplit
 
 from ..cassette import Cassette, Entry
 from ..cassette.values import FrozenValue, Value
+from ..wire import ApiKey, lookup
 from ..wire.sse import parse_events
 
 __all__ = ["Drift", "Report", "Target", "joined", "shape", "verify_cassette"]
 
-# where each built-in provider is, and how its key is sent
-_LIVE: dict[str, tuple[str, str, str, str]] = {  # provider -> (base URL, env key, env base URL, header)
-    "anthropic": ("https://api.anthropic.com", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "x-api-key"),
-    "openai": ("https://api.openai.com", "OPENAI_API_KEY", "OPENAI_BASE_URL", "authorization"),
-}
 _FREE_FORM = frozenset({"input", "metadata"})  # whose keys the model (a tool call) or the caller choose
 
 
@@ -157,20 +153,26 @@ class Target(Value):
             return self.base_urls[provider]
         if "*" in self.base_urls:
             return self.base_urls["*"]
-        live = _LIVE.get(provider)
-        if live is None:
+        fmt = lookup(provider)
+        if fmt is None or fmt.api_key is None:
             return None
-        return os.environ.get(live[2]) or live[0]
+        return os.environ.get(fmt.api_key.base_url_env) or f"https://{fmt.api_host}"
 
     def auth(self, provider: str) -> dict[str, str]:
         """The key header for ``provider`` from its environment variable; ``KeyError`` names it."""
-        live = _LIVE.get(provider)
+        live = _api_key(provider)
         if live is None:
             return {}
-        key = os.environ.get(live[1])
+        key = os.environ.get(live.env)
         if not key:
-            raise KeyError(live[1])
-        return {live[3]: f"Bearer {key}" if live[3] == "authorization" else key}
+            raise KeyError(live.env)
+        return {live.header: f"Bearer {key}" if live.header == "authorization" else key}
+
+
+def _api_key(provider: str) -> ApiKey | None:
+    """Where the live check finds ``provider``'s key (its wire description says; None: not checked)."""
+    fmt = lookup(provider)
+    return fmt.api_key if fmt is not None else None
 
 
 @dataclass(eq=False, repr=False)

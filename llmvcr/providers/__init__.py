@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..session import Decision
 from . import (
-    _send,  # noqa: F401 - adds the httpx seam
+    _httpx,  # noqa: F401 - adds the httpx seam
     base,
 )
 from .anthropic import provider as anthropic_provider

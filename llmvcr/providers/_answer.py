@@ -2,7 +2,7 @@
 
 A Stainless SDK (anthropic, openai and the others) turns each call into an HTTP request in
 ``BaseClient._build_request`` (its headers, the URL, the JSON body, then the HTTP library's own
-``build_request``): about a quarter of what a call costs the SDK itself. ``providers._send`` then
+``build_request``): about a quarter of what a call costs the SDK itself. ``providers._httpx`` then
 reads that request back at ``Client.send``. Inside a replay-only cassette no request leaves the
 machine (each call is served, fails as injected, or raises a divergence), so there llmvcr builds
 the request from the same SDK pieces (``_build_headers``, ``_prepare_url``, the SDK's JSON

@@ -1,6 +1,6 @@
 """The one seam driver: what intercepting a request means, whatever HTTP library sends it.
 
-httpx2/httpx (``providers._send``), aiohttp (``providers._aiohttp``) and lm15 (``providers._lm15``)
+httpx2/httpx (``providers._httpx``), aiohttp (``providers._aiohttp``) and lm15 (``providers._lm15``)
 each supply only their translations: the wire request as a ``Request`` record and as what
 ``HttpProvider.owns`` reads, a recorded ``Response`` as the library's own response, a live one
 as bytes for a ``Capture``, and the library's error classes for an injected fault. Everything else

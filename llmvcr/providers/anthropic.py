@@ -4,11 +4,4 @@
 from ..wire import anthropic as wire
 from .http import StainlessProvider
 
-provider = StainlessProvider(
-    wire.NAME,
-    package="anthropic",
-    client_names=("Anthropic",),
-    meaning_headers=wire.MEANING_HEADERS,
-    hosts=(wire.API_HOST,),
-    wire=wire.SEAM_PATHS,
-)
+provider = StainlessProvider.speaking(wire.FORMAT, "anthropic", client_names=("Anthropic",))

@@ -2,13 +2,14 @@
 
 Every call of the SDK, sync or async, passes ``BaseApiClient``'s request methods above its retry
 loop (tenacity): those are the funnels (their names are in ``providers._internals``). Below them
-the sync client sends through httpx2 (``providers._send``) and ``client.aio`` through aiohttp when
+the sync client sends through httpx2 (``providers._httpx``) and ``client.aio`` through aiohttp when
 it is importable (``providers._aiohttp``), else httpx2. Replaying at the HTTP layer lets the SDK
 build its own types and raise its own ``errors.APIError`` subclasses from the recorded status and
 body.
 
 Its key travels as ``x-goog-api-key`` (or a ``?key=`` query): both are credentials the session
-learns and never writes (``redact.CREDENTIAL_HEADERS``, ``redact.SECRET_QUERY_KEYS``).
+learns and never writes (``llmvcr.wire.headers.CREDENTIAL_HEADERS``, which takes it from
+``llmvcr.wire.google``, and ``llmvcr.redaction.SECRET_QUERY_KEYS``).
 """
 
 from __future__ import annotations
@@ -50,9 +51,4 @@ class GoogleProvider(HttpProvider):
         return out
 
 
-provider = GoogleProvider(
-    wire.NAME,
-    "google.genai",
-    hosts=(wire.API_HOST,),
-    wire=wire.SEAM_PATHS,  # its wire format is llmvcr.wire.google's
-)
+provider = GoogleProvider.speaking(wire.FORMAT, "google.genai")

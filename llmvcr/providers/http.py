@@ -2,7 +2,7 @@
 
 Every call of these SDKs, whatever resource or helper made it (``create``, ``stream()``,
 ``parse()``, ``with_raw_response``, beta, Azure), ends in ``Client.send`` of the HTTP library
-with the final wire request (``providers._send`` intercepts there). A call made inside the SDK's
+with the final wire request (``providers._httpx`` intercepts there). A call made inside the SDK's
 funnel is that SDK's whatever its headers say; a request that reaches ``send`` outside every
 funnel (a framework's own HTTP client speaking an SDK's wire format) is recognised by its
 ``User-Agent`` or host.
@@ -14,15 +14,18 @@ import importlib
 import sys
 import warnings
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from ..cassette.values import Value
 from ..errors import SDKChangedWarning
+from ..wire.format import WireFormat
 from ..wire.http_request import body_bytes, parse_body, request_from_wire, without_userinfo
 from . import _internals
 from ._answer import FAST_PATH, build_request_wrapper
 from ._patch import Patch, resolve_attr
 from .base import funnel_wrappers, package_version, reader_wrappers
+
+_Provider = TypeVar("_Provider", bound="HttpProvider")
 
 __all__ = [
     "HttpProvider",
@@ -55,6 +58,19 @@ class HttpProvider(Value):
     _on: bool = field(default=False, repr=False)  # installed, with or without funnels to wrap
     # (id of owner, name) -> (owner, its patch), reused by each install
     _made: dict[tuple[int, str], tuple[Any, Patch]] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def speaking(cls: type[_Provider], fmt: WireFormat, package: str, **more: Any) -> _Provider:
+        """The adapter of the SDK ``package`` whose calls are ``fmt``'s: its name, the headers that
+        change a call's meaning, its API host and its paths, all from the one wire description."""
+        return cls(
+            name=fmt.name,
+            package=package,
+            meaning_headers=fmt.meaning_headers,
+            hosts=(fmt.api_host,),
+            wire=fmt.seam_paths,
+            **more,
+        )
 
     def sdk_version(self) -> str | None:
         return package_version(self.package.split(".")[0])

@@ -4,11 +4,4 @@ format is ``llmvcr.wire.openai``'s."""
 from ..wire import openai as wire
 from .http import StainlessProvider
 
-provider = StainlessProvider(
-    wire.NAME,
-    package="openai",
-    client_names=("OpenAI",),
-    meaning_headers=wire.MEANING_HEADERS,
-    hosts=(wire.API_HOST,),
-    wire=wire.SEAM_PATHS,
-)
+provider = StainlessProvider.speaking(wire.FORMAT, "openai", client_names=("OpenAI",))

@@ -15,8 +15,8 @@ from .http import StainlessProvider
 # that wraps each. The module is imported by wrapt when its library is: never in a process
 # without aiohttp or lm15, and never at ``import llmvcr``.
 SEAM_HOOKS = {
-    "httpx2": "llmvcr.providers._send:on_import",
-    "httpx": "llmvcr.providers._send:on_import",
+    "httpx2": "llmvcr.providers._httpx:on_import",
+    "httpx": "llmvcr.providers._httpx:on_import",
     "aiohttp": "llmvcr.providers._aiohttp:on_import",
     "lm15.transports": "llmvcr.providers._lm15:on_import",
     _internals.where("dspy.lm15"): "llmvcr.providers._lm15:on_import",

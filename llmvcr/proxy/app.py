@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 from urllib.parse import unquote
 
+from .. import wire
 from ..cassette import exactjson
 from ..errors import LLMVCRError, ReplayDivergence
 from ..wire.http_request import request_from_wire
@@ -31,13 +32,13 @@ from .guard import TOKEN_HEADER, Guard, is_json, split_token
 from .replay import StreamCut, serve_entry
 from .routes import (
     CONTROL_PREFIX,
-    DEFAULT_UPSTREAMS,
     ERROR_STATUS,
     MAX_BODY,
-    MEANING_HEADERS,
     NOT_FORWARDED,
+    default_upstreams,
     error_body,
     error_headers,
+    meaning_headers,
     options_from_headers,
     sdk_version,
     target,
@@ -86,7 +87,7 @@ class Proxy:
     ) -> None:
         self.guard = Guard(token, allow_hosts=allow_hosts, calls_need_token=calls_need_token)
         self.cassettes = Cassettes(folder, record_mode=record_mode)
-        self.upstreams = {**DEFAULT_UPSTREAMS, **(upstreams or {})}
+        self.upstreams = {**default_upstreams(), **(upstreams or {})}
         self.token = token
         self.max_body = max_body
         self.report = report
@@ -165,7 +166,8 @@ class Proxy:
         if where.provider is None:
             message = (
                 f"llmvcr: {scope['method']} {where.path} is not a call of a provider llmvcr knows "
-                f"(anthropic, openai, google); the proxy forwards only those, and only into a cassette"
+                f"({', '.join(f.name for f in wire.formats())}); the proxy forwards only those, and only "
+                f"into a cassette"
             )
             await _error(send, None, message, "llmvcr_unknown_call")
             return
@@ -197,7 +199,7 @@ class Proxy:
                 url,
                 headers.items(),
                 body,
-                meaning_headers=MEANING_HEADERS.get(where.provider, ()),
+                meaning_headers=meaning_headers(where.provider),
             )
             decision = opened.session.decide(Caller(where.provider, sdk_version(headers)), record)
         except LLMVCRError as err:

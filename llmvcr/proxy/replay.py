@@ -1,7 +1,7 @@
 """A recorded answer served over HTTP: the bytes and headers every seam serves, events paced as recorded.
 
 The headers never served and the stream's schedule (``replay_speed``, or as fast as possible) are
-the seam driver's (``llmvcr.providers._driver``), so the proxy serves what the in-process seams do.
+the in-process seams' own (``llmvcr.providers._streams``), so the proxy serves what they do.
 A stream whose recording ended in a failure (a dropped connection, or a caller that stopped
 reading) ends the same way: its events, a comment line saying why, then the connection drops, and
 the SDK raises its own connection error where the recording stopped.

@@ -10,7 +10,6 @@ SDK retries, so the SDK raises it as its API error at once.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 from urllib.parse import unquote
 
 from .. import wire
@@ -27,17 +26,6 @@ PATH_PREFIX = "/cassettes/"
 ERROR_STATUS = 424
 # the largest request body the proxy reads (a prompt with a few images is a few MiB)
 MAX_BODY = 64 * 2**20
-_GOOGLE_STATUS = {401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 413: "INVALID_ARGUMENT"}
-DEFAULT_UPSTREAMS = {
-    wire.anthropic.NAME: f"https://{wire.anthropic.API_HOST}",
-    wire.openai.NAME: f"https://{wire.openai.API_HOST}",
-    wire.google.NAME: f"https://{wire.google.API_HOST}",
-}
-MEANING_HEADERS = {
-    wire.anthropic.NAME: wire.anthropic.MEANING_HEADERS,
-    wire.openai.NAME: wire.openai.MEANING_HEADERS,
-    wire.google.NAME: wire.google.MEANING_HEADERS,
-}
 # never passed on to the upstream: hop-by-hop, recomputed, or the proxy's own
 NOT_FORWARDED = frozenset(
     {
@@ -88,17 +76,20 @@ def options_from_headers(headers: dict[str, str]) -> dict[str, str]:
     }
 
 
+def default_upstreams() -> dict[str, str]:
+    """Where each provider's calls are forwarded to be recorded: its API host (``--upstream`` overrides)."""
+    return {fmt.name: f"https://{fmt.api_host}" for fmt in wire.formats() if fmt.api_host}
+
+
+def meaning_headers(provider: str) -> tuple[str, ...]:
+    """The request headers that change the meaning of ``provider``'s calls, kept in the record."""
+    fmt = wire.lookup(provider)
+    return fmt.meaning_headers if fmt is not None else ()
+
+
 def error_body(provider: str | None, message: str, kind: str, status: int = ERROR_STATUS) -> bytes:
-    """An error in ``provider``'s own JSON shape (``llmvcr.wire``'s modules describe each)."""
-    payload: dict[str, Any]
-    if provider == wire.anthropic.NAME:
-        payload = {"type": "error", "error": {"type": kind, "message": message}}
-    elif provider == wire.google.NAME:
-        code = _GOOGLE_STATUS.get(status, "FAILED_PRECONDITION")
-        payload = {"error": {"code": status, "message": message, "status": code}}
-    else:  # OpenAI's shape, which most other APIs and clients also read
-        payload = {"error": {"message": message, "type": kind, "param": None, "code": kind}}
-    return exactjson.dumps(payload)
+    """An llmvcr error in ``provider``'s own JSON shape (``llmvcr.wire.error_body`` writes each)."""
+    return exactjson.dumps(wire.error_body(provider, status, kind, message))
 
 
 def error_headers(body: bytes) -> list[tuple[bytes, bytes]]:

@@ -25,8 +25,7 @@ from ..session import Session
 from ..storage.formats import resolve
 from ..storage.parse_cache import prune_used
 from ..storage.runs import set_run
-from . import _fresh as pytest_fresh
-from . import _pytest_recording
+from . import _fresh, _pytest_recording
 from ._cassette_names import cassette_name as cassette_name
 from ._cassette_names import cassette_path as cassette_path
 from ._cassette_names import legacy_cassette_name as legacy_cassette_name
@@ -68,7 +67,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="comma-separated host names or addresses that may be reached even when blocked "
         "(names match as written, before resolution)",
     )
-    pytest_fresh.addoption(group)  # unplayed entries, expiry, usage, the re-record planner
+    _fresh.addoption(group)  # unplayed entries, expiry, usage, the re-record planner
     group.addoption(
         "--llmvcr-report",
         metavar="FILE",
@@ -142,7 +141,7 @@ def pytest_configure(config: pytest.Config) -> None:
     except ValueError as err:
         raise pytest.UsageError(f"llmvcr_cassette_format in the pytest ini: {err}") from None
     settings.default_record_mode = ci_record_mode() or settings.default_record_mode
-    config.pluginmanager.register(pytest_fresh.FreshPlugin(config, stats), "llmvcr-fresh")
+    config.pluginmanager.register(_fresh.FreshPlugin(config, stats), "llmvcr-fresh")
     if config.getini("llmvcr_vcr_fixture"):
         config.pluginmanager.register(_VcrFixture(), "llmvcr-vcr-fixture")
     block = config.getoption("llmvcr_block_network")

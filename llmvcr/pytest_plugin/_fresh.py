@@ -17,7 +17,7 @@ import pytest
 from .. import _active
 from ..cassette.age import EXPIRY_POLICIES, UNPLAYED_POLICIES, parse_age
 from ..errors import CassetteNotFoundError, RecordBudgetSpent, ReplayDivergence
-from ..freshness import check as freshness
+from ..freshness.check import add_listener, policy, swap_listeners
 from ..freshness.plan import Budget, Plan, missing_path
 from ..freshness.usage import PRICES_HINT, prices_available
 from ..options import settings
@@ -84,22 +84,22 @@ class FreshPlugin:
     def __init__(self, config: pytest.Config, stats: RunSummary) -> None:
         self.config = config
         self.stats = stats
-        self.saved = (freshness.policy.on_unplayed, freshness.policy.max_age, freshness.policy.expiry)
+        self.saved = (policy.on_unplayed, policy.max_age, policy.expiry)
         max_age = config.getoption("llmvcr_max_age")
-        freshness.policy.on_unplayed = config.getoption("llmvcr_on_unplayed") or freshness.policy.on_unplayed
-        freshness.policy.max_age = _age(max_age) if max_age else freshness.policy.max_age
-        freshness.policy.expiry = config.getoption("llmvcr_expiry") or freshness.policy.expiry
-        self.outer = freshness.swap_listeners([stats.on_finding])
+        policy.on_unplayed = config.getoption("llmvcr_on_unplayed") or policy.on_unplayed
+        policy.max_age = _age(max_age) if max_age else policy.max_age
+        policy.expiry = config.getoption("llmvcr_expiry") or policy.expiry
+        self.outer = swap_listeners([stats.on_finding])
         self.ledger = stats.usage
         _active.add_listener(self.ledger.on_session)
-        self.saved_mode, self.saved_gate = settings.record_mode, freshness.policy.gate
+        self.saved_mode, self.saved_gate = settings.record_mode, policy.gate
         self.plan: Plan | None = None
         if config.getoption("llmvcr_plan"):  # replay only; findings are collected, never acted on
             self.plan = stats.plan = Plan()
             settings.record_mode = "none"
-            freshness.policy.expiry = "warn"
-            freshness.policy.on_unplayed = "warn"
-            freshness.add_listener(self.plan.on_finding)
+            policy.expiry = "warn"
+            policy.on_unplayed = "warn"
+            add_listener(self.plan.on_finding)
         usd = config.getoption("llmvcr_record_budget")
         self.budget: Budget | None = None
         if usd is not None:
@@ -113,14 +113,14 @@ class FreshPlugin:
             if getattr(config.option, "numprocesses", None):  # each worker would spend the whole budget
                 raise pytest.UsageError("--llmvcr-record-budget counts one process's spending; drop -n")
             self.budget = Budget(usd, self.ledger.spent)
-            freshness.policy.gate = self.budget.gate
+            policy.gate = self.budget.gate
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
-        freshness.policy.test = self.ledger.test = item.nodeid
+        policy.test = self.ledger.test = item.nodeid
 
     def pytest_runtest_logfinish(self) -> None:
-        freshness.policy.test = self.ledger.test = ""
+        policy.test = self.ledger.test = ""
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         path = self.config.getoption("llmvcr_usage_json")
@@ -164,9 +164,8 @@ class FreshPlugin:
             terminalreporter.write_line(f"llmvcr: usage and cost per test written to {path}")
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
-        policy = freshness.policy
         policy.on_unplayed, policy.max_age, policy.expiry = self.saved
         policy.test = ""
-        freshness.swap_listeners(self.outer)
-        settings.record_mode, freshness.policy.gate = self.saved_mode, self.saved_gate
+        swap_listeners(self.outer)
+        settings.record_mode, policy.gate = self.saved_mode, self.saved_gate
         _active.remove_listener(self.ledger.on_session)

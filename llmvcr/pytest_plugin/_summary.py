@@ -14,16 +14,16 @@ import threading
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from ..cassette.age import plural
 from ..cassette.values import Value
 from ..freshness.budget import Ledger, recorded_entries
-from ..freshness.check import Finding, dollars, shown, unplayed_policy
+from ..freshness.check import Finding, unplayed_policy
 from ..freshness.plan import Plan
 from ..freshness.usage import prices_available, usage_of
 from ..matching.as_recorded import describe
 from ..matching.diff import format_rows
 from ..providers.tool import TOOL
 from ..session import Session
+from ..wording import dollars, plural, shown
 
 
 @dataclass(eq=False, repr=False)

@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from ..cassette import Entry
-from ..convert import JSON, OPENAI_FINISH, read_call
+from ..convert import JSON, api_stop_reason, read_call
 from ..convert.tool_calls import tool_call_of
 from ..freshness.usage import usage_of
 from ..wire import error_message, lookup, model_of, stream_finished
@@ -104,11 +104,6 @@ class Threads:
         self.last = position
 
 
-def _reason(api: str, reason: Any) -> Any:
-    # the API's own word: "stop", not the neutral "end_turn"
-    return reason if api == "anthropic" else OPENAI_FINISH.get(reason, reason)
-
-
 def call_data(entry: Entry, position: int, threads: Threads, hint: int | None) -> JSON:
     """What the page holds of one entry (its raw form is kept apart, once, by the caller)."""
     res = entry.response
@@ -175,7 +170,8 @@ def call_data(entry: Entry, position: int, threads: Threads, hint: int | None) -
         threads.add(position, list(messages))
         return data
     reply = call.response["message"]
-    data["reply"] = {"content": reply["content"], "stop": _reason(call.api, call.response["stop_reason"])}
+    stop = api_stop_reason(call.api, call.response["stop_reason"])
+    data["reply"] = {"content": reply["content"], "stop": stop}
     if call.error:  # a stream that ended in an error event after some of the answer
         data["error"] = call.error
     data["history"] = len(messages) + 1

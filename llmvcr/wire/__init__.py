@@ -3,10 +3,11 @@
 A :class:`WireFormat` says how to recognise a provider's request (API host, SDK user agent, a
 header only its SDK sends, its endpoints), whether a request asks for a stream, whether a response
 is one (its content type, or its body when a recorder dropped the headers), its stream grammar
-(the terminal event, and a stream built from a final body), and its error shape. The live seams,
-the importers (vcrpy, cassetter, LangChain, OTel), the session's check that an answer fits its
-question, and the command line all ask here, so a provider described once is recorded, imported
-and traced alike.
+(the terminal event, and a stream built from a final body), its error shape (read and written),
+where its model and usage are, and where its API lives. The live seams, the importers (vcrpy,
+cassetter, LangChain, OTel), the session's check that an answer fits its question, the proxy, the
+injected faults, the prices and the viewer all ask here, so a provider described once is recorded,
+imported, served and shown alike: none of them names a provider.
 
 >>> fmt = wire.lookup("anthropic")
 >>> fmt.asks_stream(request)          # the body says "stream": true
@@ -18,56 +19,18 @@ True
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ..cassette.entries import Request, Response
-from ..cassette.values import FrozenValue
 from ..errors import AnswerShapeError, TruncatedStreamError
-from . import anthropic, google, openai
+from . import openai
+from .builtin import BUILT_IN
+from .format import JSON, ApiKey, Event, WireFormat
 
-Event = dict[str, Any]
-JSON = dict[str, Any]
-
-
-@dataclass(frozen=True, eq=False, repr=False)
-class WireFormat(FrozenValue):
-    """One provider's wire format; ``name`` is the provider name its entries carry."""
-
-    name: str
-    hosts: tuple[str, ...]  # API hosts, matched as suffixes (Azure's per-resource hosts)
-    agents: tuple[str, ...]  # User-Agent products of the SDK's clients, lowercase ("anthropic")
-    marker_headers: tuple[str, ...]  # request headers only this SDK sends
-    sdk_headers: Mapping[str, str]  # meaningful request headers every SDK of it sends, with their value
-    endpoints: re.Pattern[str]  # searched in the URL path
-    asks_stream: Callable[[Request], bool]
-    plain_request: Callable[[Request], Request]  # the same call asking for no stream
-    events_of: Callable[[Request, Any], list[Event]]  # a stream that builds ``body``
-    finished: Callable[[list[Event]], bool]  # the stream holds its terminal event
-    error_of: Callable[[Any], str | None]  # the message of an error body
-
-    def recognises(self, headers: Mapping[str, str], host: str, path: str) -> bool:
-        """Whether a request outside the SDK's funnel is this provider's (the importers' question)."""
-        return (
-            self.by_agent(headers)
-            or host.endswith(self.hosts)
-            or bool(self.endpoints.search(path))
-            or any(h in headers for h in self.marker_headers)
-        )
-
-    def by_agent(self, headers: Mapping[str, str]) -> bool:
-        head = headers.get("user-agent", "").split("/", 1)[0].lower()
-        return any(agent in head for agent in self.agents)
-
-    def answers_with_stream(self, response: Response) -> bool:
-        """Whether a recorded answer is a stream: events, Gemini's stream sent as one JSON array, or an
-        event stream a client read whole and was recorded as its text."""
-        if response.stream is not None or (self.name == "google" and isinstance(response.body, list)):
-            return True
-        content_type = response.headers.get("content-type", "")
-        return isinstance(response.body, str) and "text/event-stream" in content_type
-
+# a provider registered without a wire format most likely speaks OpenAI's (groq, mistral, a local server)
+_COMPATIBLE = openai.FORMAT
 
 _FORMATS: dict[str, WireFormat] = {}
 
@@ -138,13 +101,24 @@ def asks_stream(provider: str, request: Request) -> bool | None:
 
 
 def model_of(provider: str, request: Request) -> str | None:
-    """The model a request names: its body's ``model``, or Gemini's path (``/models/{model}:method``)."""
-    body = request.body
-    if isinstance(body, dict) and body.get("model"):
-        return str(body["model"])
-    if provider == google.NAME:
-        return google.model_of(request.path)
-    return None
+    """The model a request names: its body's ``model``, or its path's (``/models/{model}:method``)."""
+    return (lookup(provider) or _COMPATIBLE).model_of(request)
+
+
+def error_body(provider: str | None, status: int, kind: str, message: str) -> JSON:
+    """An error in ``provider``'s own shape, so its SDK raises its own API error (OpenAI's shape for a
+    provider without a wire format: most other APIs and clients read it); ``kind`` is the error type."""
+    fmt = lookup(provider) if provider else None
+    return (fmt or _COMPATIBLE).error_body(status, kind, message)
+
+
+def usage_keys(provider: str, path: str) -> tuple[tuple[str, ...], str, str]:
+    """How genai-prices reads a call's answer: the API flavours to try, the model's key and the usage's.
+    A provider without a wire format is read as OpenAI-compatible, then as any (``default``)."""
+    fmt = lookup(provider)
+    if fmt is None:
+        return (*_COMPATIBLE.usage_flavors(path), "default"), _COMPATIBLE.model_key, _COMPATIBLE.usage_key
+    return fmt.usage_flavors(path), fmt.model_key, fmt.usage_key
 
 
 def error_message(provider: str, body: Any) -> str | None:
@@ -207,7 +181,7 @@ def answer_for(where: str, provider: str, request: Request, response: Response) 
 
 def _stream_of(fmt: WireFormat, request: Request, response: Response) -> Response:
     headers = {k: v for k, v in response.headers.items() if k not in ("content-type", "content-length")}
-    if fmt.name == "google" and ("alt", "sse") not in request.query:  # Gemini's stream as one JSON array
+    if fmt.array_stream is not None and fmt.array_stream(request):  # Gemini's stream as one JSON array
         return Response(
             response.status, {**headers, "content-type": "application/json"}, body=[response.body]
         )
@@ -215,35 +189,16 @@ def _stream_of(fmt: WireFormat, request: Request, response: Response) -> Respons
     return Response(response.status, {**headers, "content-type": "text/event-stream"}, stream=events)
 
 
-def _error_of(body: Any) -> str | None:
-    """All three answer an error as ``{"error": {"message": ...}}``."""
-    error = body.get("error") if isinstance(body, dict) else None
-    message = error.get("message") if isinstance(error, dict) else None
-    return str(message) if message is not None else None
-
-
-for _module in (anthropic, openai, google):
-    register(
-        WireFormat(
-            name=_module.NAME,
-            hosts=_module.HOSTS,
-            agents=_module.AGENTS,
-            marker_headers=_module.MARKER_HEADERS,
-            sdk_headers=_module.SDK_HEADERS,
-            endpoints=_module.ENDPOINTS,
-            asks_stream=_module.asks_stream,
-            plain_request=_module.plain_request,
-            events_of=_module.events_of,
-            finished=_module.finished,
-            error_of=_error_of,
-        )
-    )
+for _fmt in BUILT_IN:
+    register(_fmt)
 
 __all__ = [
+    "ApiKey",
     "Event",
     "WireFormat",
     "answer_for",
     "asks_stream",
+    "error_body",
     "error_message",
     "fit",
     "formats",
@@ -254,4 +209,5 @@ __all__ = [
     "register",
     "response_streams",
     "stream_finished",
+    "usage_keys",
 ]

@@ -17,18 +17,8 @@ import re
 from typing import Any
 
 from ..cassette.entries import Request
+from .format import ApiKey, WireFormat
 
-NAME = "anthropic"
-HOSTS = ("anthropic.com",)
-AGENTS = ("anthropic", "asyncanthropic")
-MARKER_HEADERS = ("anthropic-version",)
-MEANING_HEADERS = ("anthropic-version", "anthropic-beta")  # kept in the request: they change its meaning
-API_HOST = "api.anthropic.com"
-# a request from a client that is not the SDK's (litellm's own httpx client) is this API's when its
-# path ends so and it carries the header (or "" for none)
-SEAM_PATHS = (("/v1/messages", "anthropic-version"), ("/v1/messages/count_tokens", "anthropic-version"))
-SDK_HEADERS: dict[str, str] = {"anthropic-version": "2023-06-01"}  # every SDK version sends this one
-ENDPOINTS = re.compile(r"/messages(?:/count_tokens)?/?$")
 TERMINAL = frozenset({"message_stop", "error"})
 
 JSON = dict[str, Any]
@@ -112,3 +102,28 @@ def events(body: JSON, pieces: dict[int, list[str]] | None = None, *, done: bool
         )
         add("message_stop")
     return out
+
+
+def error_body(status: int, kind: str, message: str) -> JSON:
+    """An error as the API sends it: ``kind`` is its error type (``overloaded_error``)."""
+    return {"type": "error", "error": {"type": kind, "message": message}}
+
+
+FORMAT = WireFormat(
+    name="anthropic",
+    hosts=("anthropic.com",),
+    api_host="api.anthropic.com",
+    agents=("anthropic", "asyncanthropic"),
+    marker_headers=("anthropic-version",),
+    meaning_headers=("anthropic-version", "anthropic-beta"),  # kept in the request: they change its meaning
+    credential_headers=("x-api-key", "anthropic-user-profile-id"),
+    sdk_headers={"anthropic-version": "2023-06-01"},  # every SDK version sends this one
+    endpoints=re.compile(r"/messages(?:/count_tokens)?/?$"),
+    seam_paths=(("/v1/messages", "anthropic-version"), ("/v1/messages/count_tokens", "anthropic-version")),
+    asks_stream=asks_stream,
+    plain_request=plain_request,
+    events_of=events_of,
+    finished=finished,
+    error_body=error_body,
+    api_key=ApiKey("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "x-api-key"),
+)

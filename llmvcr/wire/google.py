@@ -14,17 +14,9 @@ import re
 from typing import Any
 
 from ..cassette.entries import Request
+from .format import WireFormat
 
-NAME = "google"
-HOSTS = ("generativelanguage.googleapis.com", "aiplatform.googleapis.com")
-AGENTS = ("google-genai-sdk",)
-MARKER_HEADERS = ("x-goog-api-client",)
-MEANING_HEADERS: tuple[str, ...] = ()
-API_HOST = "generativelanguage.googleapis.com"
 METHODS = ("generateContent", "streamGenerateContent", "embedContent", "batchEmbedContents", "countTokens")
-SEAM_PATHS = tuple((f":{method}", "") for method in METHODS)  # see wire.anthropic
-SDK_HEADERS: dict[str, str] = {}
-ENDPOINTS = re.compile(f":(?:{'|'.join(METHODS)})$")
 STREAM_METHOD, PLAIN_METHOD = ":streamGenerateContent", ":generateContent"
 
 JSON = dict[str, Any]
@@ -47,6 +39,11 @@ def asks_stream(request: Request) -> bool:
 def asks_sse(request: Request) -> bool:
     """A stream request that wants server-sent events (``?alt=sse``), not one JSON array."""
     return asks_stream(request) and ("alt", "sse") in request.query
+
+
+def asks_array(request: Request) -> bool:
+    """A stream request answered as one JSON array of chunks (no ``?alt=sse``)."""
+    return ("alt", "sse") not in request.query
 
 
 def plain_request(request: Request) -> Request:
@@ -73,3 +70,45 @@ def finished(events: list[JSON]) -> bool:
 def events_of(request: Request, body: Any) -> list[JSON]:
     """The stream for a final ``generateContent`` body: one chunk holding all of it."""
     return [{"data": body}]
+
+
+# the status an error body names for an HTTP status (gRPC's codes), so the SDK fills in ``.status``
+_STATUS = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    408: "DEADLINE_EXCEEDED",
+    413: "INVALID_ARGUMENT",
+    424: "FAILED_PRECONDITION",
+    429: "RESOURCE_EXHAUSTED",
+    500: "INTERNAL",
+    503: "UNAVAILABLE",
+}
+
+
+def error_body(status: int, kind: str, message: str) -> JSON:
+    """An error as the API sends it: its HTTP status as ``code`` and gRPC's name for it as ``status``."""
+    return {"error": {"code": status, "message": message, "status": _STATUS.get(status, "INTERNAL")}}
+
+
+FORMAT = WireFormat(
+    name="google",
+    hosts=("generativelanguage.googleapis.com", "aiplatform.googleapis.com"),
+    api_host="generativelanguage.googleapis.com",
+    agents=("google-genai-sdk",),
+    marker_headers=("x-goog-api-client",),
+    credential_headers=("x-goog-api-key",),
+    sdk_headers={},
+    endpoints=re.compile(f":(?:{'|'.join(METHODS)})$"),
+    seam_paths=tuple((f":{method}", "") for method in METHODS),
+    asks_stream=asks_stream,
+    plain_request=plain_request,
+    events_of=events_of,
+    finished=finished,
+    array_stream=asks_array,
+    error_body=error_body,
+    model_in_path=model_of,
+    model_key="modelVersion",
+    usage_key="usageMetadata",
+)

@@ -26,7 +26,7 @@ import re
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..cassette.entries import Request, Response
+from ..cassette.entries import Entry, Request, Response
 
 NAME = "mcp"
 JSON = dict[str, Any]
@@ -37,6 +37,11 @@ READ_ONLY = frozenset(
 )
 RESULT, ERROR = 200, 400
 SERVER, CLIENT = "server", "client"
+
+
+def is_mcp(entry: Entry) -> bool:
+    """Whether ``entry`` is an MCP message (``provider: mcp``), not a model call."""
+    return entry.provider == NAME
 
 
 def kind(message: Any) -> str:

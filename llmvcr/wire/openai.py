@@ -15,16 +15,8 @@ import re
 from typing import Any
 
 from ..cassette.entries import Request
+from .format import ApiKey, WireFormat
 
-NAME = "openai"
-HOSTS = ("openai.com", "openai.azure.com")
-AGENTS = ("openai", "asyncopenai", "azureopenai")
-MARKER_HEADERS = ("openai-beta",)
-MEANING_HEADERS = ("openai-beta",)  # kept in the request: it changes its meaning
-API_HOST = "api.openai.com"
-SEAM_PATHS = (("/chat/completions", ""), ("/responses", ""), ("/embeddings", ""))  # see wire.anthropic
-SDK_HEADERS: dict[str, str] = {}
-ENDPOINTS = re.compile(r"/(?:chat/completions|completions|responses|embeddings)(?:/|$)")
 TERMINAL = frozenset({"response.completed", "response.incomplete", "response.failed", "error"})
 
 JSON = dict[str, Any]
@@ -150,3 +142,36 @@ def response_events(body: JSON) -> list[JSON]:
     }
     add(final.get(str(body.get("status")), "response.completed"), response=body)
     return out
+
+
+def error_body(status: int, kind: str, message: str) -> JSON:
+    """An error as the API sends it (most other APIs and clients read this shape too)."""
+    return {"error": {"message": message, "type": kind, "param": None, "code": kind}}
+
+
+def usage_flavors(path: str) -> tuple[str, ...]:
+    """The API whose usage record a call's answer holds, by its path."""
+    if path.endswith("/embeddings"):
+        return ("embeddings",)
+    return ("responses",) if "/responses" in path else ("chat",)
+
+
+FORMAT = WireFormat(
+    name="openai",
+    hosts=("openai.com", "openai.azure.com"),
+    api_host="api.openai.com",
+    agents=("openai", "asyncopenai", "azureopenai"),
+    marker_headers=("openai-beta",),
+    meaning_headers=("openai-beta",),  # kept in the request: it changes its meaning
+    credential_headers=("openai-organization", "openai-project"),
+    sdk_headers={},
+    endpoints=re.compile(r"/(?:chat/completions|completions|responses|embeddings)(?:/|$)"),
+    seam_paths=(("/chat/completions", ""), ("/responses", ""), ("/embeddings", "")),
+    asks_stream=asks_stream,
+    plain_request=plain_request,
+    events_of=events_of,
+    finished=finished,
+    error_body=error_body,
+    usage_flavors=usage_flavors,
+    api_key=ApiKey("OPENAI_API_KEY", "OPENAI_BASE_URL", "authorization"),
+)

@@ -246,7 +246,7 @@ def test_prompt():
     output = result.stdout.str()
     assert "request.body.messages[0].content: recorded 'first' != live 'changed'" in output
     assert "--llmvcr-record-mode=all" in output
-    for internal in ("llmvcr/session.py", "llmvcr/providers/_send.py", "llmvcr/providers/base.py"):
+    for internal in ("llmvcr/session.py", "llmvcr/providers/_httpx.py", "llmvcr/providers/base.py"):
         assert internal not in output  # hidden frames: the user's test and the message are what shows
     assert "anthropic/_base_client.py" not in output  # nor the SDK's: the user's call is the last frame
     lines = result.stdout.lines

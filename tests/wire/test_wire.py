@@ -3,6 +3,7 @@ question before it is served, through the real SDKs over the loopback server."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import openai
@@ -13,6 +14,8 @@ import llmvcr
 from llmvcr import wire
 from llmvcr.cassette.entries import Entry, Request, Response
 from llmvcr.cassette.schema import entry_from_mapping, entry_to_mapping
+from llmvcr.proxy.routes import default_upstreams, error_body, meaning_headers
+from llmvcr.wire.headers import CREDENTIAL_HEADERS, REQUEST_HEADERS
 
 HELLO = [{"role": "user", "content": "hello there"}]
 
@@ -209,3 +212,51 @@ def test_anthropic_synthesised_events_parse_as_the_sdks_events() -> None:
     events = fmt.events_of(Request("POST", "/v1/messages", {"stream": True}), body)
     assert events[0]["event"] == "message_start" and events[-1]["event"] == "message_stop"
     assert fmt.finished(events) and not fmt.finished(events[:-1])
+
+
+# -- one description of a provider: every consumer reads the registered formats ---------------------
+def test_the_kept_and_the_credential_headers_are_the_formats_own() -> None:
+    formats = wire.formats()
+    assert {f.name for f in formats} >= {"anthropic", "openai", "google"}
+    assert {"content-type"}.union(*(f.meaning_headers for f in formats)) == REQUEST_HEADERS
+    assert {"anthropic-version", "anthropic-beta", "openai-beta"} <= REQUEST_HEADERS
+    for name in ("x-goog-api-key", "openai-organization", "openai-project", "anthropic-user-profile-id"):
+        assert name in CREDENTIAL_HEADERS
+
+
+def test_each_provider_writes_its_error_body_once_and_reads_it_back() -> None:
+    anthropic = wire.error_body("anthropic", 529, "overloaded_error", "busy")
+    assert anthropic == {"type": "error", "error": {"type": "overloaded_error", "message": "busy"}}
+    google = wire.error_body("google", 429, "rate_limit_error", "slow down")
+    assert google == {"error": {"code": 429, "message": "slow down", "status": "RESOURCE_EXHAUSTED"}}
+    unknown = wire.error_body("groq", 400, "invalid_request_error", "no")  # OpenAI's shape, most read it
+    assert unknown == wire.error_body("openai", 400, "invalid_request_error", "no")
+    assert unknown["error"]["code"] == "invalid_request_error"
+    for provider, body in (("anthropic", anthropic), ("google", google), ("openai", unknown)):
+        assert wire.error_message(provider, body) in ("busy", "slow down", "no")
+
+
+def test_a_registered_format_reaches_the_proxy_the_prices_and_the_model() -> None:
+    openai_format = wire.lookup("openai")
+    assert openai_format is not None
+    groq = replace(
+        openai_format, name="groq", hosts=("groq.com",), api_host="api.groq.com", meaning_headers=("groq-x",)
+    )
+    wire.register(groq)
+    try:
+        assert default_upstreams()["groq"] == "https://api.groq.com"
+        assert meaning_headers("groq") == ("groq-x",)
+        assert b'"code":"llmvcr_no_cassette"' in error_body("groq", "m", "llmvcr_no_cassette")
+        assert wire.usage_keys("groq", "/v1/chat/completions") == (("chat",), "model", "usage")
+        assert wire.model_of("groq", Request("POST", "/v1/chat/completions", {"model": "llama"})) == "llama"
+    finally:
+        del wire._FORMATS["groq"]
+    assert "groq" not in default_upstreams()
+    assert wire.usage_keys("groq", "/v1/chat/completions") == (("chat", "default"), "model", "usage")
+    assert wire.usage_keys("google", "/v1beta/models/g:generateContent") == (
+        ("default",),
+        "modelVersion",
+        "usageMetadata",
+    )
+    gemini = Request("POST", "/v1beta/models/gemini-x:generateContent", {})
+    assert wire.model_of("google", gemini) == "gemini-x"
