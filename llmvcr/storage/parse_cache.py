@@ -5,7 +5,8 @@ Both give exactly what parsing and checking the file gives, only sooner:
 * ``parse_yaml(data)`` uses rapidyaml (``ryml``, a dependency where it has a wheel: Linux x86-64 and
   arm64, macOS, Windows) when the text holds nothing on which rapidyaml's reading and PyYAML's
   YAML 1.1 could disagree (tags, anchors, aliases, merge keys, ``yes``/``True``/``~``, dates, octal
-  or sexagesimal numbers, numeric keys, ``.inf``, a second document); rapidyaml builds its tree and
+  or sexagesimal numbers, numeric keys with or without spaces before the colon, ``.inf``, the words
+  ``nan``/``inf`` rapidyaml rewrites, an explicit or empty key, a second document); rapidyaml builds its tree and
   writes it as JSON in C++, and orjson reads that. Otherwise, on any error, and where rapidyaml is
   missing or ``LLMVCR_YAML=pyyaml`` is set, PyYAML's C loader, which also raises the errors
   storage reports. ``yaml_parser()`` names the parser in use (``llmvcr --version`` prints it).
@@ -89,6 +90,8 @@ def _guards() -> tuple[re.Pattern[bytes], ...]:
     words: tuple[bytes, ...] = (rb"[yY]es", rb"YES", rb"[nN]o", rb"NO", rb"[oO](?:n|ff)", rb"O(?:N|FF)")
     # bools in YAML 1.1 only; then what rapidyaml's JSON keeps as text
     words += (rb"True", rb"TRUE", rb"False", rb"FALSE", rb"Null", rb"NULL", rb"~", rb"[?:]")
+    # words rapidyaml's JSON writes as .nan/.inf (a quoted key too: see _SPECIAL) and YAML 1.1 reads as text
+    words += (rb"[-+]?(?:nan|inf(?:inity)?)",)
     # an alias or a reserved indicator as a whole scalar: PyYAML refuses it, rapidyaml reads text
     # (markdown's *emphasis* and `code` in text end otherwise, so they keep the fast path)
     words += (rb"[*@`][^\s*`]*",)
@@ -99,7 +102,9 @@ def _guards() -> tuple[re.Pattern[bytes], ...]:
             rb"<<",  # a merge key
             rb"=(?![^ \n:])",  # a value key
             rb"(?=[-+.0-9])(?!" + safe + rb")" + numeric + _END,
-            rb"(?:-?[0-9][0-9.eE+-]*|true|false|null):(?: |\n|\Z)",  # a key rapidyaml keeps as text
+            # a key rapidyaml keeps as text, with or without spaces before its colon (``0 : x``)
+            rb"(?:-?[0-9][0-9.eE+-]*|true|false|null) *:(?: |\n|\Z)",
+            rb"[?:](?: |\n|\Z)",  # an explicit key (``? 0``) or an empty one (``: 0``), which PyYAML refuses
             rb"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt]| +[0-9])",  # a YAML 1.1 timestamp
         )
     )
@@ -116,6 +121,21 @@ def _guards() -> tuple[re.Pattern[bytes], ...]:
     )
 
 
+# rapidyaml's JSON writes the text nan, inf or infinity (with a sign) as .nan or .inf, even where
+# it is a quoted key; a cheap `in` test comes first, the search only where one of them occurs
+_SPECIAL = re.compile(rb"(?:nan|inf(?:inity)?)['\"]? *(?:#|:|\n|\Z)")
+
+
+def _special(text: bytes) -> bool:
+    for m in _SPECIAL.finditer(text):
+        at = m.start()
+        if text[at - 1 : at] == b"-":
+            at -= 1
+        if text[at - 1 : at] in (b" ", b"\n", b"'", b'"', b"[", b"{", b","):
+            return True
+    return False
+
+
 def _risky(data: bytes) -> bool:
     if b"\r" in data:  # a Windows checkout's CRLF reads as LF in both; a lone CR is a break only in 1.1
         data = data.replace(b"\r\n", b"\n")
@@ -128,6 +148,8 @@ def _risky(data: bytes) -> bool:
     if b"\n---" in text:  # a document marker: rapidyaml reads the stream, PyYAML one document
         return True
     if value.search(text) or item.search(text) or (b"? " in text and key.search(text)):
+        return True
+    if (b"nan" in text or b"inf" in text) and _special(text):
         return True
     for m in line.finditer(text):
         at = m.start(2)
