@@ -6,10 +6,11 @@ Both give exactly what parsing and checking the file gives, only sooner:
   arm64, macOS, Windows) when the text holds nothing on which rapidyaml's reading and PyYAML's
   YAML 1.1 could disagree (tags, anchors, aliases, merge keys, ``yes``/``True``/``~``, dates, octal
   or sexagesimal numbers, numeric keys with or without spaces before the colon, ``.inf``, the words
-  ``nan``/``inf`` rapidyaml rewrites, an explicit or empty key, a second document); rapidyaml builds its tree and
-  writes it as JSON in C++, and orjson reads that. Otherwise, on any error, and where rapidyaml is
-  missing or ``LLMVCR_YAML=pyyaml`` is set, PyYAML's C loader, which also raises the errors
-  storage reports. ``yaml_parser()`` names the parser in use (``llmvcr --version`` prints it).
+  ``nan``/``inf`` rapidyaml rewrites, an explicit or empty key, a second document); rapidyaml
+  builds its tree and writes it as JSON in C++, and orjson reads that. Otherwise, on any error,
+  and where rapidyaml is missing or ``LLMVCR_YAML=pyyaml`` is set, PyYAML's C loader, which also
+  raises the errors storage reports. ``yaml_parser()`` names the parser in use (``llmvcr
+  --version`` prints it).
 * ``ParseCache`` keeps what ``parse`` gave for a file (storage keeps the parsed document with what
   checking every entry found) as orjson bytes under pytest's cache
   (``.pytest_cache/d/llmvcr/parsed-2``), else the user's cache folder. The key is the sha256 of the
