@@ -83,34 +83,69 @@ _END = rb"(?= *(?:#|:(?: |\n|\Z)|\n|\Z))"  # the scalar ends: a comment, a key's
 def _guards() -> tuple[re.Pattern[bytes], ...]:
     """The patterns above, compiled on the first YAML parse rather than at import."""
     safe = rb"(?:" + _INT + rb"|" + _FLOAT + rb"|[0-9]+(?:\.[0-9]+){2,})" + _END  # 0.1.0: text in both
+    unsigned = rb"(?:" + _INT[2:] + rb"|" + _FLOAT[2:] + rb")" + _END  # after a minus sign
     number = rb"(?:" + _INT + rb"|" + _FLOAT + rb"|null)"
     # the flow collections llmvcr writes: [], {}, a stream's timing, {same_as: N}; each from its bracket
     timing = rb"(?:[ \n]*(?:" + number + rb"[ \n]*,[ \n]*)*" + number + rb"[ \n]*| *)\] *(?:\n|\Z)"
     same_as = rb"(?: *same_as *: +(?:0|[1-9][0-9]*) *| *)\} *(?:\n|\Z)"
-    # each alternative starts with a literal or a class, which sre checks before trying the rest
-    words: tuple[bytes, ...] = (rb"[yY]es", rb"YES", rb"[nN]o", rb"NO", rb"[oO](?:n|ff)", rb"O(?:N|FF)")
-    # bools in YAML 1.1 only; then what rapidyaml's JSON keeps as text
-    words += (rb"True", rb"TRUE", rb"False", rb"FALSE", rb"Null", rb"NULL", rb"~", rb"[?:]")
-    # words rapidyaml's JSON writes as .nan/.inf (a quoted key too: see _SPECIAL) and YAML 1.1 reads as text
-    words += (rb"[-+]?(?:nan|inf(?:inity)?)",)
-    # an alias or a reserved indicator as a whole scalar: PyYAML refuses it, rapidyaml reads text
-    # (markdown's *emphasis* and `code` in text end otherwise, so they keep the fast path)
-    words += (rb"[*@`][^\s*`]*",)
-    numeric = rb"[-+]?(?:0[xXoObB][0-9a-fA-F_]*|\.?[0-9][0-9_.:eE+-]*|\.[a-zA-Z]+)"  # 1e5 0o17 1_0 1:2 .inf
-    scalar = b"|".join(  # a whole plain scalar the two versions may read differently
-        (
-            *(word + _END for word in words),
-            rb"<<",  # a merge key
-            rb"=(?![^ \n:])",  # a value key
-            rb"(?=[-+.0-9])(?!" + safe + rb")" + numeric + _END,
-            # a key rapidyaml keeps as text, with or without spaces before its colon (``0 : x``)
-            rb"(?:-?[0-9][0-9.eE+-]*|true|false|null) *:(?: |\n|\Z)",
-            rb"[?:](?: |\n|\Z)",  # an explicit key (``? 0``) or an empty one (``: 0``), which PyYAML refuses
-            rb"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt]| +[0-9])",  # a YAML 1.1 timestamp
-        )
+    # Grouped by first character, each group behind a one-character test, each alternative starting
+    # with a literal or a class: sre tries the alternatives of a group one by one, and most nodes (a
+    # lowercase word, a quote, a small int) are turned away by the first test of each group.
+    end = _END
+    colon = rb" *:(?: |\n|\Z)"  # a key's colon, spaces before it or not (``0 : x``)
+    words = (  # bools and nulls only YAML 1.1 reads (rapidyaml's JSON types only lowercase true/false/null)
+        rb"[yY]es|YES|[nN]o|NO|[oO](?:n|ff)|O(?:N|FF)|T(?:rue|RUE)|F(?:alse|ALSE)|N(?:ull|ULL)|~"
+        rb"|nan|inf(?:inity)?"  # the words rapidyaml's JSON writes as .nan/.inf (a quoted key too: _SPECIAL)
+        rb"|[*@`][^\s*`]*"  # an alias or a reserved indicator: PyYAML refuses it, rapidyaml reads text
+        rb"|[?:]"  # (markdown's *emphasis* and `code` in text end otherwise, so they keep the fast path)
     )
-    start = rb"(?=[-+.0-9yYnNoOtTfFN~?:<=!&*@`\[{])"  # what a risky node starts with
-    node = start + rb"(?:[!&]|\[(?!" + timing + rb")|\{(?!" + same_as + rb")|" + scalar + rb")"
+    keys = rb"(?:true|false|null)" + colon  # true/false/null as a key: rapidyaml keeps every key as text
+    marks = (
+        rb"<<"  # a merge key
+        rb"|=(?![^ \n:])"  # a value key
+        rb"|[?:](?: |\n|\Z)"  # an explicit key (``? 0``) or an empty one (``: 0``), which PyYAML refuses
+    )
+    numbers = (
+        # a sign or a dot: nothing both read alike as a value but -12 and -1.5 (1e5 0o17 1_0 1:2 .inf)
+        rb"\+[-+.0-9_:a-zA-Z]*"
+        + end
+        + rb"|\.[0-9a-zA-Z][0-9a-zA-Z_.:eE+-]*"
+        + end
+        + rb"|-(?:nan|inf(?:inity)?|0[xXoObB]|\.)"
+        + rb"|-(?!"
+        + unsigned
+        + rb")[0-9][0-9_.:eE+-]*"
+        + end
+        + rb"|-[0-9][0-9.eE+-]*"
+        + colon
+        # a digit: a number only YAML 1.1 reads (1e5 017 1_0 1:20 0x1F), any number as a key, a date
+        + rb"|(?!"
+        + safe
+        + rb")(?:0[xXoObB][0-9a-fA-F_]*|[0-9][0-9_.:eE+-]*)"
+        + end
+        + rb"|[0-9][0-9.eE+-]*"
+        + colon
+        + rb"|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt]| +[0-9])"  # a YAML 1.1 timestamp
+    )
+    scalar = (  # a whole plain scalar the two versions may read differently
+        rb"(?=[yYnNoOTFi~*@`?:])(?:"
+        + words
+        + rb")"
+        + end
+        + rb"|(?=[tfn])"
+        + keys
+        + rb"|(?=[<=?:])(?:"
+        + marks
+        + rb")"
+        # an int on its own line (most numbers in a cassette) is turned away first
+        + rb"|(?=[-+.0-9])(?!(?:0|[1-9][0-9]{0,17})\n)(?:"
+        + numbers
+        + rb")"
+    )
+    start = rb"(?=[-+.0-9yYnNoOTFtfi~*@`?:<=!&\[{])"  # what a risky node starts with
+    # group 1 (2 in the line pattern): a tag, an anchor or a flow collection, which _risky checks
+    # against the flow collections llmvcr writes (a lookahead over them here made every search slow)
+    node = start + rb"(?:([!&\[{])|" + scalar + rb")"
     return (
         re.compile(rb": +" + node),  # a value
         re.compile(rb"- +" + node),  # a list item (and --- 1e5)
@@ -148,8 +183,11 @@ def _risky(data: bytes) -> bool:
     text = b"\n" + data  # the first line starts after a newline too
     if b"\n---" in text:  # a document marker: rapidyaml reads the stream, PyYAML one document
         return True
-    if value.search(text) or item.search(text) or (b"? " in text and key.search(text)):
-        return True
+    for pattern in (value, item, key) if b"? " in text else (value, item):
+        for m in pattern.finditer(text):
+            at = m.start(1)
+            if at < 0 or not written.match(text, at):  # a risky scalar, or a flow llmvcr never writes
+                return True
     if (b"nan" in text or b"inf" in text) and _special(text):
         return True
     for m in line.finditer(text):
@@ -195,11 +233,18 @@ def rapidyaml_reader() -> Callable[[bytes], Any] | None:
         ryml = importlib.import_module("ryml")
     except ImportError:
         return None
-    parse, emit = ryml.parse_in_arena, ryml.emit_json_malloc
+    parse, emit = ryml.parse_in_arena, ryml.emit_json_in_place
 
     def read(data: bytes) -> Any:
         tree = parse(data)
-        return orjson.loads(emit(tree, tree.root_id()))
+        # JSON written into a buffer of our own, read by orjson from there: emit_json_malloc's
+        # Python string cost a fifth of the read (the JSON is about 1.5 times the YAML's size)
+        buffer = bytearray(2 * len(data) + 256)
+        try:
+            json = emit(tree, buffer)
+        except IndexError:  # more than twice the YAML (short lines, deep indents): ask the size
+            json = emit(tree, bytearray(ryml.compute_json_length(tree)))
+        return orjson.loads(json)
 
     return read
 

@@ -7,7 +7,8 @@ by hand, and prints any document it finds (add it to ``FOUND``)::
 
     LLMVCR_HYPOTHESIS=long pytest -p no:xdist tests/storage/test_parse_cache.py -k every_document
 
-``long`` draws 20,000 documents (about a minute); ``LLMVCR_HYPOTHESIS_EXAMPLES=N`` sets another count.
+``long`` draws 20,000 documents (several minutes; ``LLMVCR_HYPOTHESIS_EXAMPLES=N`` sets another count,
+1,500 is about a minute).
 """
 
 from __future__ import annotations
