@@ -95,7 +95,7 @@ def _guards() -> tuple[re.Pattern[bytes], ...]:
     colon = rb" *:(?: |\n|\Z)"  # a key's colon, spaces before it or not (``0 : x``)
     words = (  # bools and nulls only YAML 1.1 reads (rapidyaml's JSON types only lowercase true/false/null)
         rb"[yY]es|YES|[nN]o|NO|[oO](?:n|ff)|O(?:N|FF)|T(?:rue|RUE)|F(?:alse|ALSE)|N(?:ull|ULL)|~"
-        rb"|nan|inf(?:inity)?"  # the words rapidyaml's JSON writes as .nan/.inf (a quoted key too: _SPECIAL)
+        rb"|nan|inf(?:inity)?"  # the words rapidyaml's JSON writes as .nan/.inf (a quoted key too: _special)
         rb"|[*@`][^\s*`]*"  # an alias or a reserved indicator: PyYAML refuses it, rapidyaml reads text
         rb"|[?:]"  # (markdown's *emphasis* and `code` in text end otherwise, so they keep the fast path)
     )
@@ -159,11 +159,14 @@ def _guards() -> tuple[re.Pattern[bytes], ...]:
 
 # rapidyaml's JSON writes the text nan, inf or infinity (with a sign) as .nan or .inf, even where
 # it is a quoted key; a cheap `in` test comes first, the search only where one of them occurs
-_SPECIAL = re.compile(rb"(?:nan|inf(?:inity)?)['\"]? *(?:#|:|\n|\Z)")
+@functools.cache
+def _special_words() -> tuple[re.Pattern[bytes], ...]:
+    end = rb"['\"]? *(?:#|:|\n|\Z)"  # each pattern starts with a literal: sre skips to it at C speed
+    return re.compile(rb"nan" + end), re.compile(rb"inf(?:inity)?" + end)
 
 
 def _special(text: bytes) -> bool:
-    for m in _SPECIAL.finditer(text):
+    for m in (m for pattern in _special_words() for m in pattern.finditer(text)):
         at = m.start()
         if text[at - 1 : at] == b"-":
             at -= 1
