@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 import llmvcr
 from llmvcr.cli import main
-from llmvcr.storage import parse_cache
+from llmvcr.storage import parse_cache, yaml_guard
 from llmvcr.storage.parse_cache import ParseCache, cache_folder_for, parse_yaml, parse_yaml_pyyaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -62,7 +62,7 @@ def test_rapidyaml_and_the_fast_path_equal_pyyaml_on_every_cassette(path: str) -
     with open(path, "rb") as f:
         data = f.read()
     expected = parse_yaml_pyyaml(data)
-    if not parse_cache._risky(data):  # what the guard lets through, rapidyaml alone reads the same
+    if not yaml_guard.risky(data):  # what the guard lets through, rapidyaml alone reads the same
         assert repr(_rapidyaml()(data)) == repr(expected)
     assert repr(parse_yaml(data)) == repr(expected)
 
@@ -130,7 +130,7 @@ def test_a_streams_timing_line_keeps_the_fast_path(monkeypatch: pytest.MonkeyPat
 
 @pytest.mark.parametrize("flow", [b"[yes, 1]", b"[1, 012]", b"[1e5]", b"[1, 2] # note", b"[0x1F]"])
 def test_other_flow_lists_still_go_to_pyyaml(flow: bytes) -> None:
-    assert parse_cache._risky(b"a: " + flow + b"\n")
+    assert yaml_guard.risky(b"a: " + flow + b"\n")
 
 
 def _assert_reads_as_pyyaml(data: bytes) -> None:
@@ -177,7 +177,7 @@ def test_a_linear_layouts_references_keep_the_fast_path(monkeypatch: pytest.Monk
 )
 def test_other_flow_mappings_still_go_to_pyyaml(flow: bytes) -> None:
     data = b"a: " + flow + b"\n"
-    assert parse_cache._risky(data)
+    assert yaml_guard.risky(data)
     _assert_reads_as_pyyaml(data)
 
 
@@ -202,7 +202,7 @@ NODE_STARTS = [
 def test_a_tag_or_anchor_where_a_node_starts_goes_to_pyyaml(before: bytes, prop: bytes) -> None:
     key = b" k: v" if before in (b"", b"a: 1\n") else b" 1e5"  # at a line's start: a key's property
     data = before + prop + key + b"\n"
-    assert parse_cache._risky(data)
+    assert yaml_guard.risky(data)
     _assert_reads_as_pyyaml(data)
 
 
@@ -210,7 +210,7 @@ def test_a_tag_or_anchor_where_a_node_starts_goes_to_pyyaml(before: bytes, prop:
 @pytest.mark.parametrize("before", [b"a: [", b"a: [1, ", b"a: [1,", b"a: {b: ", b"a: {b:", b'a: {"b":'])
 def test_a_property_inside_a_flow_collection_goes_to_pyyaml(before: bytes, prop: bytes) -> None:
     data = before + prop + (b"}" if b"{" in before else b"]") + b"\n"
-    assert parse_cache._risky(data)
+    assert yaml_guard.risky(data)
     _assert_reads_as_pyyaml(data)
 
 
@@ -225,7 +225,7 @@ def test_a_property_inside_a_flow_collection_goes_to_pyyaml(before: bytes, prop:
     ],
 )
 def test_text_that_only_looks_like_a_tag_keeps_the_fast_path(text: bytes) -> None:
-    assert not parse_cache._risky(text)
+    assert not yaml_guard.risky(text)
     _assert_reads_as_pyyaml(text)
 
 
@@ -296,7 +296,7 @@ READ_DIFFERENTLY += RAPIDYAML_READS_DIFFERENTLY
 
 @pytest.mark.parametrize("text", READ_DIFFERENTLY)
 def test_documents_read_differently_go_to_pyyaml(text: bytes) -> None:
-    assert parse_cache._risky(text)
+    assert yaml_guard.risky(text)
     _assert_reads_as_pyyaml(text)
 
 
@@ -355,7 +355,7 @@ def test_every_cassette_llmvcr_records_keeps_the_fast_path(
         data = path.read_bytes()
         if layout == "linear":
             assert b"{same_as: 0}" in data and b"extends: " in data and b"timing: [" in data
-        assert not parse_cache._risky(data), layout
+        assert not yaml_guard.risky(data), layout
         assert parse_yaml(data) == parse_yaml_pyyaml(data)
 
 
