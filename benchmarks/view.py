@@ -13,10 +13,17 @@ layout) is recorded too. For each:
   page sets when it is done): milliseconds from navigation, as the page's own Performance API
   reports them in headless Chromium (``tests/browser.py``), median of ``--rounds`` fresh loads.
 
+The last lines are the targets' figures, each with its ratio or difference: the 1,000-call page
+written within 0.2 s of the 10-call one (in process, and as a whole ``python -m llmvcr view``
+process); a folder's index of ``--index`` cassettes of 10 calls each in at most 1 s (whole process);
+the 1,000-call page's first paint under 0.5 s and its drawing done within 0.4 s of the 10-call page's
+(browser start excluded: one browser opens every page); the page's size per call, flat from 100 to
+1,000 calls.
+
 With ``--screenshots FOLDER``, a PNG of each page kind is saved there as well: a cassette, a folder's
 index, an agent session, a vcrpy file, a failed replay's report and ``llmvcr diff --html``.
 
-    python -m benchmarks view [--sizes 10 100 1000] [--rounds 5] [--screenshots docs/images]
+    python -m benchmarks view [--sizes 10 100 1000] [--rounds 5] [--index 100] [--screenshots docs/images]
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ import argparse
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -68,6 +76,53 @@ def median_ms(run: Any, rounds: int) -> float:
         run()
         times.append((time.perf_counter() - start) * 1000)
     return statistics.median(times)
+
+
+def process_ms(args: list[str], rounds: int) -> float:
+    """Median wall time of ``python -m llmvcr view ARGS`` as a process of its own (start included)."""
+    command = [sys.executable, "-m", "llmvcr", "view", *args]
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
+    return median_ms(lambda: subprocess.run(command, check=True, capture_output=True, env=env), rounds)
+
+
+def targets(rows: list[Any], work: Path, index: Path | None, rounds: int) -> list[str]:
+    """The issue's figures: each with the target it is held against."""
+    by_calls = {label: row for label, *row in rows}
+    small, large = by_calls.get("10 calls"), by_calls.get("1,000 calls")
+    lines = []
+    if small and large:
+        lines.append(
+            f"write, 1,000 calls - 10 calls, in process: {large[2] - small[2]:+,.0f} ms (target <= +200 ms)"
+        )
+        whole = [
+            process_ms([str(work / f"calls-{n}.yaml"), "-o", str(work / f"p{n}.html")], rounds)
+            for n in (10, 1000)
+        ]
+        lines.append(
+            f"write, 1,000 calls - 10 calls, whole process: {whole[1]:,.0f} - {whole[0]:,.0f} = "
+            f"{whole[1] - whole[0]:+,.0f} ms (target <= +200 ms)"
+        )
+        paint, drawn = large[3].get("first-contentful-paint", 0), large[3].get("drawn", 0)
+        lines.append(f"first paint, 1,000 calls: {paint:,.0f} ms (target < 500 ms)")
+        lines.append(
+            f"drawn, 1,000 calls - 10 calls: {drawn - small[3].get('drawn', 0):+,.0f} ms (target <= +400 ms)"
+        )
+    hundred = by_calls.get("100 calls")
+    if hundred and large:
+        per = [hundred[1] / 100, large[1] / 1000]
+        lines.append(
+            f"page bytes per call, 100 -> 1,000 calls: {per[0]:,.0f} -> {per[1]:,.0f} B ({per[1] / per[0]:.3f}x, flat)"
+        )
+    if index is not None:
+        n = len(list(index.iterdir()))
+        took = process_ms([str(index), "-o", str(work / "index.html")], rounds)
+        lines.append(
+            f"folder index, {n} cassettes of 10 calls, whole process: {took:,.0f} ms (target <= 1,000 ms)"
+        )
+    return lines
 
 
 def paints(driver: Any, page: Path, rounds: int) -> dict[str, float]:
@@ -164,9 +219,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks view", description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10, 100, 1000])
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--index", type=int, default=100, help="cassettes of 10 calls in the folder index")
     parser.add_argument("--screenshots", metavar="FOLDER", help="also save a PNG of each page kind there")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT / "tests"))
+    sys.path.insert(0, str(ROOT / "tests" / "cassette"))  # test_linear's agent
     import anthropic
     import openai
     from browser import start
@@ -188,12 +245,17 @@ def main(argv: list[str] | None = None) -> int:
         with llmvcr.use_cassette(session, record_mode="all"):
             agent(a, 20)
         cassettes.append(("agent session, 40 calls", session))
+        index = work / "folder" if args.index else None
+        (work / "folder").mkdir()
+        for i in range(args.index):
+            record(work / "folder" / f"test_{i:03d}.yaml", a, o, 10)
         for label, cassette in cassettes:
             page = work / f"{cassette.stem}.html"
             written = median_ms(lambda c=cassette, p=page: write_view([str(c)], str(p)), args.rounds)
             timing = paints(driver, page, args.rounds)
             rows.append((label, cassette.stat().st_size, page.stat().st_size, written, timing))
             print(f"{label}: {rows[-1]}", file=sys.stderr)
+        lines = targets(rows, work, index, args.rounds)
         if args.screenshots:
             screenshots(Path(args.screenshots), driver, work, (a, o))
     finally:
@@ -208,6 +270,9 @@ def main(argv: list[str] | None = None) -> int:
             f"{timing.get('first-paint', 0):,.0f} ms | {timing.get('first-contentful-paint', 0):,.0f} ms | "
             f"{timing.get('drawn', 0):,.0f} ms |"
         )
+    print()
+    for line in lines:
+        print(f"- {line}")
     return 0
 
 

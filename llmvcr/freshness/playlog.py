@@ -21,7 +21,7 @@ import json
 import os
 import threading
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -37,6 +37,7 @@ __all__ = [
     "PlayLog",
     "PlayRecord",
     "read_record",
+    "read_records",
     "store_for",
     "update_record",
     "update_records",
@@ -98,6 +99,23 @@ def read_record(cassette_path: str, store: str | None = None) -> PlayRecord | No
         if isinstance(cassettes, dict) and os.path.abspath(cassette_path) in cassettes:
             return PlayRecord.from_json(cassettes[os.path.abspath(cassette_path)])
     return None
+
+
+def read_records(cassette_paths: Iterable[str]) -> dict[str, PlayRecord | None]:
+    """``read_record`` of each path, each store file read once (a folder's page reads hundreds of
+    cassettes against the same one or two stores)."""
+    stores: dict[str, dict[str, Any]] = {}
+    found: dict[str, PlayRecord | None] = {}
+    for path in cassette_paths:
+        key, found[path] = os.path.abspath(path), None
+        for folder in (store_for(path), user_state_folder()):
+            if folder not in stores:
+                cassettes = _read_store(os.path.join(folder, PLAY_STORE)).get("cassettes")
+                stores[folder] = cassettes if isinstance(cassettes, dict) else {}
+            if key in stores[folder]:
+                found[path] = PlayRecord.from_json(stores[folder][key])
+                break
+    return found
 
 
 Change = Callable[["PlayRecord | None"], "PlayRecord | None"]  # previous record -> new one (None: drop it)

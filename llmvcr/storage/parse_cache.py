@@ -5,10 +5,12 @@ Both give exactly what parsing and checking the file gives, only sooner:
 * ``parse_yaml(data)`` uses rapidyaml (``ryml``, a dependency where it has a wheel: Linux x86-64 and
   arm64, macOS, Windows) when the text holds nothing on which rapidyaml's reading and PyYAML's
   YAML 1.1 could disagree (tags, anchors, aliases, merge keys, ``yes``/``True``/``~``, dates, octal
-  or sexagesimal numbers, numeric keys, ``.inf``, a second document); rapidyaml builds its tree and
-  writes it as JSON in C++, and orjson reads that. Otherwise, on any error, and where rapidyaml is
-  missing or ``LLMVCR_YAML=pyyaml`` is set, PyYAML's C loader, which also raises the errors
-  storage reports. ``yaml_parser()`` names the parser in use (``llmvcr --version`` prints it).
+  or sexagesimal numbers, numeric keys with or without spaces before the colon, ``.inf``, the words
+  ``nan``/``inf`` rapidyaml rewrites, an explicit or empty key, a second document); rapidyaml
+  builds its tree and writes it as JSON in C++, and orjson reads that. Otherwise, on any error,
+  and where rapidyaml is missing or ``LLMVCR_YAML=pyyaml`` is set, PyYAML's C loader, which also
+  raises the errors storage reports. ``yaml_parser()`` names the parser in use (``llmvcr
+  --version`` prints it).
 * ``ParseCache`` keeps what ``parse`` gave for a file (storage keeps the parsed document with what
   checking every entry found) as orjson bytes under pytest's cache
   (``.pytest_cache/d/llmvcr/parsed-2``), else the user's cache folder. The key is the sha256 of the
@@ -32,7 +34,6 @@ import functools
 import hashlib
 import importlib
 import os
-import re
 import tempfile
 import time
 from collections.abc import Callable
@@ -41,6 +42,7 @@ from typing import Any
 import orjson
 
 from ..cassette.age import on_ci
+from .yaml_guard import risky
 from .yaml_text import YamlAliasError, load_yaml
 
 __all__ = [
@@ -62,100 +64,6 @@ _DAY = 86400.0
 _PRUNED = ".pruned"  # its time says when the folder was last walked
 
 
-# Text on which rapidyaml and YAML 1.1 (PyYAML) may read differently sends a document to PyYAML:
-# where a node starts, a plain scalar one reads as a bool, null, number or date and the other as
-# text (rapidyaml's JSON types only lowercase true/false/null and JSON numbers; a key stays text),
-# a tag, an anchor, an alias, a reserved indicator, a merge or value key, or a flow collection
-# other than the ones llmvcr writes; anywhere, a second document, a tab, a lone CR, a BOM or a
-# line break only YAML 1.1 has (NEL, LS, PS), all of which llmvcr's writer escapes. A match inside
-# quoted or block text only costs the fast path, never correctness. Each pattern starts with a
-# literal, so a search skips at C speed (a leading class or lookbehind made sre try every
-# position: 0.6 ms on a 12 KB cassette, more than a compiled parser's whole parse).
-_ONLY_1_1 = (b"\xc2\x85", b"\xe2\x80\xa8", b"\xe2\x80\xa9", b"\xef\xbb\xbf")
-_INT = rb"-?(?:0|[1-9][0-9]{0,17})(?![0-9])"  # fits 64 bits: orjson reads a longer one as a float
-_FLOAT = rb"-?(?:0|[1-9][0-9]{0,199})\.[0-9]+(?:[eE][-+][0-9]{1,2})?"  # finite: 1e999 is inf only in PyYAML
-_END = rb"(?= *(?:#|:(?: |\n|\Z)|\n|\Z))"  # the scalar ends: a comment, a key's colon, the line
-
-
-@functools.cache
-def _guards() -> tuple[re.Pattern[bytes], ...]:
-    """The patterns above, compiled on the first YAML parse rather than at import."""
-    safe = rb"(?:" + _INT + rb"|" + _FLOAT + rb"|[0-9]+(?:\.[0-9]+){2,})" + _END  # 0.1.0: text in both
-    number = rb"(?:" + _INT + rb"|" + _FLOAT + rb"|null)"
-    # the flow collections llmvcr writes: [], {}, a stream's timing, {same_as: N}; each from its bracket
-    timing = rb"(?:[ \n]*(?:" + number + rb"[ \n]*,[ \n]*)*" + number + rb"[ \n]*| *)\] *(?:\n|\Z)"
-    same_as = rb"(?: *same_as *: +(?:0|[1-9][0-9]*) *| *)\} *(?:\n|\Z)"
-    # each alternative starts with a literal or a class, which sre checks before trying the rest
-    words: tuple[bytes, ...] = (rb"[yY]es", rb"YES", rb"[nN]o", rb"NO", rb"[oO](?:n|ff)", rb"O(?:N|FF)")
-    # bools in YAML 1.1 only; then what rapidyaml's JSON keeps as text
-    words += (rb"True", rb"TRUE", rb"False", rb"FALSE", rb"Null", rb"NULL", rb"~", rb"[?:]")
-    # an alias or a reserved indicator as a whole scalar: PyYAML refuses it, rapidyaml reads text
-    # (markdown's *emphasis* and `code` in text end otherwise, so they keep the fast path)
-    words += (rb"[*@`][^\s*`]*",)
-    numeric = rb"[-+]?(?:0[xXoObB][0-9a-fA-F_]*|\.?[0-9][0-9_.:eE+-]*|\.[a-zA-Z]+)"  # 1e5 0o17 1_0 1:2 .inf
-    scalar = b"|".join(  # a whole plain scalar the two versions may read differently
-        (
-            *(word + _END for word in words),
-            rb"<<",  # a merge key
-            rb"=(?![^ \n:])",  # a value key
-            rb"(?=[-+.0-9])(?!" + safe + rb")" + numeric + _END,
-            rb"(?:-?[0-9][0-9.eE+-]*|true|false|null):(?: |\n|\Z)",  # a key rapidyaml keeps as text
-            rb"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt]| +[0-9])",  # a YAML 1.1 timestamp
-        )
-    )
-    start = rb"(?=[-+.0-9yYnNoOtTfFN~?:<=!&*@`\[{])"  # what a risky node starts with
-    node = start + rb"(?:[!&]|\[(?!" + timing + rb")|\{(?!" + same_as + rb")|" + scalar + rb")"
-    return (
-        re.compile(rb": +" + node),  # a value
-        re.compile(rb"- +" + node),  # a list item (and --- 1e5)
-        re.compile(rb"\? +" + node),  # an explicit key
-        # a key, a value on its own line, or text; (?=( *))\1 keeps sre from backtracking the indent
-        re.compile(rb"\n(?=( *))\1" + start + rb"(?:([!&\[{])|" + scalar + rb")"),
-        re.compile(rb"\[" + timing + rb"|\{" + same_as),
-        re.compile(rb"[\]}] *:(?: |\Z)"),  # a flow collection as a key
-    )
-
-
-def _risky(data: bytes) -> bool:
-    if b"\r" in data:  # a Windows checkout's CRLF reads as LF in both; a lone CR is a break only in 1.1
-        data = data.replace(b"\r\n", b"\n")
-        if b"\r" in data:
-            return True
-    if b"\t" in data or (not data.isascii() and any(c in data for c in _ONLY_1_1)):
-        return True
-    value, item, key, line, written, flow_key = _guards()
-    text = b"\n" + data  # the first line starts after a newline too
-    if b"\n---" in text:  # a document marker: rapidyaml reads the stream, PyYAML one document
-        return True
-    if value.search(text) or item.search(text) or (b"? " in text and key.search(text)):
-        return True
-    for m in line.finditer(text):
-        at = m.start(2)
-        if at < 0 or (_holds_a_node(text, at, flow_key) and not written.match(text, at)):
-            return True
-    return False
-
-
-def _holds_a_node(text: bytes, at: int, flow_key: re.Pattern[bytes]) -> bool:
-    """Whether the line whose first character is ``text[at]`` starts a node: it holds a key
-    (``&anchor key: 1``, ``[a]: 1``) or follows one, not text wrapped onto it or in a block scalar."""
-    end = text.find(b"\n", at)
-    end = len(text) if end == -1 else end
-    if text[at] in b"[{":  # a flow key ends with its bracket; a JSON line in a block scalar does not
-        if flow_key.search(text, at, end):
-            return True
-    elif text.find(b": ", at, end) != -1 or text.endswith(b":", at, end):  # a tag's or anchor's key
-        return True
-    k = text.rfind(b"\n", 0, at)
-    while k > 0:  # the line before, blank and comment lines skipped
-        start = text.rfind(b"\n", 0, k) + 1
-        previous = text[start:k].strip(b" ")
-        if previous and not previous.startswith(b"#"):
-            return previous.endswith((b":", b"-", b"?")) or b" #" in previous
-        k = start - 1
-    return True  # the document's first node
-
-
 def fast_parser() -> Callable[[bytes], Any] | None:
     """The reader ``parse_yaml`` tries first: rapidyaml's, or None where it is not installed or
     ``LLMVCR_YAML=pyyaml`` asks for PyYAML (CI runs the YAML tests both ways)."""
@@ -172,11 +80,18 @@ def rapidyaml_reader() -> Callable[[bytes], Any] | None:
         ryml = importlib.import_module("ryml")
     except ImportError:
         return None
-    parse, emit = ryml.parse_in_arena, ryml.emit_json_malloc
+    parse, emit = ryml.parse_in_arena, ryml.emit_json_in_place
 
     def read(data: bytes) -> Any:
         tree = parse(data)
-        return orjson.loads(emit(tree, tree.root_id()))
+        # JSON written into a buffer of our own, read by orjson from there: emit_json_malloc's
+        # Python string cost a fifth of the read (the JSON is about 1.5 times the YAML's size)
+        buffer = bytearray(2 * len(data) + 256)
+        try:
+            json = emit(tree, buffer)
+        except IndexError:  # more than twice the YAML (short lines, deep indents): ask the size
+            json = emit(tree, bytearray(ryml.compute_json_length(tree)))
+        return orjson.loads(json)
 
     return read
 
@@ -198,7 +113,7 @@ def parse_yaml_pyyaml(data: bytes) -> Any:
 def parse_yaml(data: bytes) -> Any:
     """``parse_yaml_pyyaml(data)``, through rapidyaml when that is installed and safe to use."""
     read = fast_parser()
-    if read is not None and not _risky(data):
+    if read is not None and not risky(data):
         try:
             return read(data)
         except Exception:  # PyYAML parses again and raises the error storage knows how to report

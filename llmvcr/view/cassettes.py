@@ -17,7 +17,7 @@ from ..cassette.schema import entry_to_mapping
 from ..convert import JSON
 from ..convert.tool_calls import asked_by
 from ..errors import CommandError, LLMVCRError
-from ..freshness.playlog import read_record
+from ..freshness.playlog import PlayRecord, read_record, read_records
 from ..storage.formats import OWN, by_name, readable, resolve, suffixes
 from ..storage.sniff import detect
 from .calls import Threads, call_data
@@ -83,13 +83,17 @@ def _continues(raw: Any) -> int | None:
     return None
 
 
-def _unplayed(cassette: Cassette) -> tuple[JSON | None, set[int]]:
+_READ = object()  # cassette_data's record not given: read it
+
+
+def _unplayed(cassette: Cassette, record: Any = _READ) -> tuple[JSON | None, set[int]]:
     """What the last run recorded for this file, and the entries it left unplayed (a record of an
     older version of the file, whose hashes no longer fit, marks nothing)."""
     if not cassette.path:
         return None, set()
-    record = read_record(cassette.path)
-    if record is None:
+    if record is _READ:
+        record = read_record(cassette.path)
+    if not isinstance(record, PlayRecord):
         return None, set()
     fits = record.entries == len(cassette) and all(
         p < len(cassette) and cassette.stored_hash(p) == h for p, h in record.unplayed.items()
@@ -120,9 +124,15 @@ def _age(cassette: Cassette, now: datetime, max_age: timedelta | None) -> JSON:
 
 
 def cassette_data(
-    cassette: Cassette, fmt: str, *, now: datetime | None = None, max_age: timedelta | None = None
+    cassette: Cassette,
+    fmt: str,
+    *,
+    now: datetime | None = None,
+    max_age: timedelta | None = None,
+    record: object = _READ,
 ) -> JSON:
-    """Everything the page shows of one cassette; ``calls[i]`` and ``raw[i]`` are entry ``i``."""
+    """Everything the page shows of one cassette; ``calls[i]`` and ``raw[i]`` are entry ``i``
+    (``record``: the last run's, when read already; else it is read here)."""
     now = now or datetime.now(timezone.utc)
     entries = [cassette.entry(i) for i in range(len(cassette))]
     raw, _ = pack([raw_entry(e) for e in entries])  # a repeated conversation is held once
@@ -130,7 +140,7 @@ def cassette_data(
     calls = [call_data(entry, i, threads, _continues(raw[i])) for i, entry in enumerate(entries)]
     for position, asked in asked_by(entries).items():
         calls[position]["tool"]["asked_by"] = {"call": asked.call, "id": asked.tool_use_id}
-    played, unplayed = _unplayed(cassette)
+    played, unplayed = _unplayed(cassette, record)
     for call in calls:
         call["unplayed"] = call["i"] in unplayed
     usd = [c["usd"] for c in calls if c["usd"] is not None]
@@ -174,7 +184,9 @@ def gather(
     error (and warned about) when it came from a folder, and raises when it was named."""
     named = {p for p in paths if os.path.isfile(p)}
     found: list[JSON] = []
-    for path in cassette_files(paths):
+    files = list(cassette_files(paths))
+    records = read_records(files)  # each play store read once, not once per cassette
+    for path in files:
         try:
             cassette, fmt = load(path)
         except LLMVCRError as err:
@@ -183,7 +195,7 @@ def gather(
             warnings.warn(f"{path}: not shown: {' '.join(str(err).split())}", stacklevel=2)
             found.append(unreadable(path, err))
             continue
-        found.append(cassette_data(cassette, fmt, now=now, max_age=max_age))
+        found.append(cassette_data(cassette, fmt, now=now, max_age=max_age, record=records[path]))
     if not found:
         raise CommandError(f"no cassettes under {', '.join(paths)}; name a cassette file or a folder of them")
     return found

@@ -65,16 +65,29 @@ def _strings(node: Any, found: list[str]) -> None:
 
 
 def _shared(node: Any, index: dict[str, str]) -> Any:
+    """``node`` with each string in ``index`` replaced (a string leaf is looked up in place, not
+    through a call: a 1,000-call page holds some 100,000 of them)."""
     kind = type(node)
     if kind is str:
-        found = index.get(node)
-        if found is not None:
-            return found
-        return _LITERAL + node if node[:1] in (_REF, _LITERAL) else node
+        return index.get(node, node)
     if kind is dict:
-        return {key: _shared(value, index) for key, value in node.items()}
+        return {
+            key: index.get(value, value)
+            if type(value) is str
+            else _shared(value, index)
+            if type(value) in (dict, list)
+            else value
+            for key, value in node.items()
+        }
     if kind is list:
-        return [_shared(value, index) for value in node]
+        return [
+            index.get(value, value)
+            if type(value) is str
+            else _shared(value, index)
+            if type(value) in (dict, list)
+            else value
+            for value in node
+        ]
     return node
 
 

@@ -4,6 +4,7 @@ checked in the data it holds and, in a real headless Chromium (tests marked slow
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from datetime import datetime, timedelta, timezone
@@ -189,6 +190,41 @@ def test_unplayed_entries_of_the_last_run_are_marked(
     assert [c["unplayed"] for c in shown["calls"]] == [True, False]
     assert shown["played"]["unplayed"] == [0] and shown["stale"]
     assert shown["totals"]["unplayed"] == 1
+
+
+def test_a_folders_index_reads_the_play_store_once_and_marks_each_cassette(
+    tmp_path: Path, anthropic_client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LLMVCR_STATE_DIR", str(tmp_path / "state"))
+    folder = tmp_path / "cassettes"
+    for name in ("a", "b", "c"):
+        with llmvcr.use_cassette(folder / f"{name}.yaml", record_mode="all"):
+            for text in ("first", "second"):
+                anthropic_client.messages.create(
+                    model="claude-sonnet-4-5", max_tokens=16, messages=[{"role": "user", "content": text}]
+                )
+    with PlayLog(), llmvcr.use_cassette(folder / "b.yaml", record_mode="none", on_unplayed="ignore"):
+        anthropic_client.messages.create(
+            model="claude-sonnet-4-5", max_tokens=16, messages=[{"role": "user", "content": "second"}]
+        )
+    opened: list[str] = []
+    real_open = open
+
+    def counting_open(file: Any, *args: Any, **kwargs: Any) -> Any:
+        opened.append(str(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", counting_open)
+    shown = document(view(tmp_path / "p.html", folder))["data"]["cassettes"]
+    monkeypatch.undo()
+    stores = [f for f in opened if f.endswith(os.path.join("state", "plays.json"))]
+    assert len(stores) == 1, stores  # not once per cassette
+    assert [[c["unplayed"] for c in cassette["calls"]] for cassette in shown] == [
+        [False, False],
+        [True, False],
+        [False, False],
+    ]
+    assert [bool(c["played"]) for c in shown] == [False, True, False]
 
 
 def test_age_and_expiry_come_from_the_recording_date(tmp_path: Path, anthropic_client: Any) -> None:
