@@ -7,8 +7,11 @@ import os
 import subprocess
 from typing import Any, TextIO
 
+from ..cassette.age import on_ci
 from ..errors import CommandError
 from ..options import RECORD_MODES, configure
+from ..providers import placeholder_keys
+from ..proxy.forward import proxy_extra
 from ..proxy.routes import DEFAULT_UPSTREAMS
 from ..proxy.server import LOOPBACK, ProxyServer, instructions, is_loopback
 
@@ -59,6 +62,17 @@ def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
     serve.set_defaults(run=cmd_serve)
 
 
+def child_env(record_mode: str | None, variables: dict[str, str]) -> dict[str, str]:
+    """The environment of ``serve -- COMMAND``'s command: the proxy's variables and, when every
+    call replays (``CI`` set and no other --record-mode, or --record-mode none), a placeholder for
+    each unset API key, so an SDK builds its client with no key. The proxy refuses to record a call
+    that carries one (see ``llmvcr.providers.placeholder_keys``)."""
+    env = {**os.environ, **variables}
+    if record_mode == "none" or (record_mode is None and on_ci()):
+        env.update(placeholder_keys.missing(env))
+    return env
+
+
 def upstreams_of(given: list[str]) -> dict[str, str]:
     """``["openai=http://127.0.0.1:9000"]`` -> ``{"openai": "http://127.0.0.1:9000"}``."""
     out = {}
@@ -74,8 +88,14 @@ def upstreams_of(given: list[str]) -> dict[str, str]:
 
 
 def cmd_serve(args: Any, out: TextIO) -> int:
+    try:  # the [proxy] extra, checked before anything is printed: one line and status 2 without it
+        proxy_extra("uvicorn")
+        proxy_extra("httpx")
+    except ImportError as err:
+        raise CommandError(str(err)) from None
     if args.format:
         configure(cassette_format=args.format)
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not is_loopback(args.host) and not args.token:
         print("llmvcr serve: binding off loopback; a control-API token is made up below", file=out)
     server = ProxyServer(
@@ -87,19 +107,24 @@ def cmd_serve(args: Any, out: TextIO) -> int:
         record_mode=args.record_mode,
         log_level="warning",
     )
-    print(instructions(server), file=out, flush=True)
+    if command:  # the command gets the variables itself: no "export ..." to follow by hand
+        print(
+            f"llmvcr serve: {server.url} (cassettes in {args.cassette_dir}) for: {' '.join(command)}",
+            file=out,
+        )
+    else:
+        print(instructions(server), file=out, flush=True)
     if args.env_file:
         with open(args.env_file, "w", encoding="utf-8") as f:
             f.writelines(f"{k}={v}\n" for k, v in server.env().items())
     os.makedirs(args.cassette_dir, exist_ok=True)
     if args.cassette:
         server.app.cassettes.open(args.cassette, {})
-    command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
         server.run()
         return 0
     server.start()
     try:
-        return subprocess.run(command, env={**os.environ, **server.env()}).returncode
+        return subprocess.run(command, env=child_env(args.record_mode, server.env())).returncode
     finally:
         server.stop()  # every cassette written before the status is returned

@@ -14,7 +14,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..cassette.age import on_ci
+from ..cassette.age import on_ci, plural
 from ..cassette.schema import entry_to_mapping
 from ..errors import LLMVCRError
 from ..freshness import check as freshness
@@ -66,6 +66,7 @@ class Opened:
     name: str
     session: Session
     given: dict[str, Any] = field(default_factory=dict)
+    divergences: list[str] = field(default_factory=list)  # the 424s it answered, for the summary
 
 
 class Cassettes:
@@ -145,13 +146,13 @@ class Cassettes:
             self._paths = {n: p for n, p in self._paths.items() if p != path}
         if opened is None:
             raise CassetteRefused(f"llmvcr: {path} is not open; open it with POST /_llmvcr/cassettes/{name}")
-        return close_session(opened.session)
+        return close_session(opened.session, opened.divergences)
 
     def close_all(self) -> list[dict[str, Any]]:
         """Close every open cassette (the server is stopping); each one's summary."""
         with self._lock:
             opened, self._open, self._paths = list(self._open.values()), {}, {}
-        return [close_session(o.session) for o in opened]
+        return [close_session(o.session, o.divergences) for o in opened]
 
     def only(self) -> Opened | None:
         """The one open cassette, which answers requests that name none (None: none, or several)."""
@@ -164,10 +165,14 @@ class Cassettes:
             return [{"name": o.name, "path": o.session.path, **o.given} for o in self._open.values()]
 
 
-def close_session(session: Session) -> dict[str, Any]:
-    """Finish ``session`` and say what it did: the JSON ``DELETE`` answers with."""
+def close_session(session: Session, divergences: list[str] | None = None) -> dict[str, Any]:
+    """Finish ``session`` and say what it did: the JSON ``DELETE`` answers with. ``divergences``
+    are the messages of the calls it answered with a 424, first first: a client's ``close()`` shows
+    the first, the cause of the entries left unplayed."""
     session.finish(failed=False)
     unplayed = session.cassette.unplayed
+    diverged = list(divergences or ())
+    said = f"; {plural(len(diverged), 'call')} no entry answered (424)" if diverged else ""
     return {
         "path": session.path,
         "record_mode": session.record_mode,
@@ -178,8 +183,9 @@ def close_session(session: Session) -> dict[str, Any]:
         "entries": len(session.cassette),
         "unplayed": [entry_to_mapping(e) for e in unplayed],
         "stale": len(session.stale),
+        "divergences": diverged,
         "summary": (
-            f"{session.path}: {session.calls} calls, {session.replayed} replayed, {session.recorded} "
-            f"recorded, {len(unplayed)} entries unplayed"
+            f"{session.path}: {plural(session.calls, 'call')}, {session.replayed} replayed, "
+            f"{session.recorded} recorded, {plural(len(unplayed), 'entry', 'entries')} unplayed{said}"
         ),
     }
