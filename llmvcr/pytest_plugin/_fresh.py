@@ -16,7 +16,7 @@ import pytest
 
 from .. import _active
 from ..cassette.age import EXPIRY_POLICIES, UNPLAYED_POLICIES, parse_age
-from ..errors import CassetteNotFoundError, RecordBudgetSpent, ReplayDivergence
+from ..errors import CassetteNotFoundError, LLMVCRError, RecordBudgetSpent, ReplayDivergence
 from ..freshness import check as freshness
 from ..freshness.plan import Budget, Plan, missing_path
 from ..freshness.usage import PRICES_HINT, prices_available
@@ -149,6 +149,8 @@ class FreshPlugin:
             first = error.diff[0] if error.diff else None
             detail = f"{first[0]} changed" if first else ""
             self.plan.add("diverging", error.cassette_path, item.nodeid, detail)
+        elif report.failed and not excinfo.errisinstance(LLMVCRError):  # the test's own error
+            self.plan.test_failed(item.nodeid, excinfo.value)
 
     @pytest.hookimpl(trylast=True)
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
