@@ -72,8 +72,8 @@ export async function cassette(
       if (!allowUnplayed && summary.unplayed.length > 0) {
         // a throw here replaces the test's own error (JS `finally`): so the first divergence leads
         const first = summary.divergences?.[0];
-        const why = first ? `${first}\n\n` : "";
-        throw new Error(`${why}llmvcr: ${summary.summary}; the code no longer makes those calls, or the cassette is stale`);
+        if (first) throw new Error(`${first}\n\nllmvcr: ${summary.summary}`);
+        throw new Error(`llmvcr: ${summary.summary}; the code no longer makes those calls, or the cassette is stale`);
       }
       return summary;
     },

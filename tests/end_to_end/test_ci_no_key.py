@@ -4,6 +4,11 @@ never reaches an API, and an SDK that still finds no key gets one line of llmvcr
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,6 +17,9 @@ from test_ci_adoption import run_with
 from test_record_replay import _assert_no_secrets
 
 from llmvcr.providers.placeholder_keys import PLACEHOLDER
+from llmvcr.proxy import ProxyServer
+
+ROOT = Path(__file__).resolve().parent.parent.parent
 
 # the README's step 1, as a user writes it: clients built from the environment alone
 README_TESTS = """
@@ -105,4 +113,103 @@ def test_a_recording_run_with_no_key_says_to_set_one(project: pytest.Pytester, s
     failed.assert_outcomes(failed=2)
     output = failed.stdout.str()
     assert output.count("llmvcr: the SDK found no API key. To record, set the provider's key") == 2, output
+    assert server.request_count == before
+
+
+# the README's TypeScript test, its clients built with no key, its prompt changeable for a divergence
+TS_TEST = """
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import Anthropic from "@anthropic-ai/sdk";
+import OpenAI from "openai";
+import { cassette } from "./llmvcr.ts";
+
+test("summarises the report", async (t) => {
+  const tape = await cassette(t.name);
+  try {
+    const claude = new Anthropic({ baseURL: tape.baseURL, maxRetries: 0 });
+    const m = await claude.messages.create({ model: "claude-sonnet-4-5", max_tokens: 200,
+      messages: [{ role: "user", content: process.env.PROMPT ?? "Summarise: revenue up 4%, churn down." }] });
+    assert.equal(m.content[0].type, "text");
+    const gpt = new OpenAI({ baseURL: `${tape.baseURL}/v1`, maxRetries: 0 });
+    const c = await gpt.chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: "One word?" }] });
+    assert.ok(c.choices[0].message.content);
+  } finally {
+    await tape.close();
+  }
+});
+"""
+NODE = ROOT / "tests" / "node"
+
+
+@pytest.fixture
+def ts_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A TypeScript project as examples/typescript/README.md sets one up, its packages from tests/node."""
+    if shutil.which("node") is None or not (NODE / "node_modules").is_dir():
+        pytest.skip("node and tests/node's packages (npm ci in tests/node) are not installed here")
+    for variable in (*KEY_VARIABLES, "CI", "LLMVCR_PROXY_URL"):
+        monkeypatch.delenv(variable, raising=False)
+    project = tmp_path / "tsproj"
+    project.mkdir()
+    (project / "package.json").write_text('{"type": "module"}\n')
+    (project / "node_modules").symlink_to(NODE / "node_modules", target_is_directory=True)
+    shutil.copy(ROOT / "examples" / "typescript" / "llmvcr.ts", project)
+    (project / "summary.test.ts").write_text(TS_TEST)
+    return project
+
+
+def serve(project: Path, *options: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """``llmvcr serve --cassette-dir cassettes OPTIONS -- node --import tsx --test summary.test.ts``."""
+    command = [sys.executable, "-m", "llmvcr", "serve", "--cassette-dir", "cassettes", *options, "--"]
+    command += ["node", "--import", "tsx", "--test", "summary.test.ts"]
+    environ = {**os.environ, "PYTHONPATH": str(ROOT), **env}
+    return subprocess.run(command, cwd=project, env=environ, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.slow
+def test_the_typescript_example_replays_under_ci_with_no_key_variable(ts_project: Path, server: Any) -> None:
+    upstreams = ["--upstream", f"anthropic={server.url}", "--upstream", f"openai={server.url}"]
+    before = server.request_count
+    keys = {"ANTHROPIC_API_KEY": ANTHROPIC_SENTINEL, "OPENAI_API_KEY": OPENAI_SENTINEL}
+    recorded = serve(ts_project, *upstreams, **keys)
+    assert recorded.returncode == 0, recorded.stdout + recorded.stderr
+    assert server.request_count == before + 2
+    _assert_no_secrets(ts_project / "cassettes")
+    # CI, one command, no key variable: the child gets placeholders the proxy never sends upstream
+    replayed = serve(ts_project, *upstreams, CI="true")
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    assert "# pass 1" in replayed.stdout and "export " not in replayed.stdout  # no banner to follow
+    assert server.request_count == before + 2
+    # a changed prompt: the test's error is the 424 diff, with the command that re-records in Node
+    changed = serve(ts_project, *upstreams, CI="true", PROMPT="Summarise: revenue up 4%, churn flat.")
+    assert changed.returncode != 0
+    out = changed.stdout
+    diff = out.index(
+        "recorded 'Summarise: revenue up 4%, churn down.' != live 'Summarise: revenue up 4%, churn flat.'"
+    )
+    assert diff < out.index("1 call, 0 replayed, 0 recorded, 2 entries unplayed; 1 call no entry answered"), (
+        out
+    )
+    assert "llmvcr serve --record-mode all --cassette-dir cassettes -- npm test" in out
+    assert server.request_count == before + 2
+
+
+@pytest.mark.slow
+def test_llmvcr_ts_sets_placeholders_for_a_cassette_that_replays_only(
+    ts_project: Path, server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    upstreams = ["--upstream", f"anthropic={server.url}", "--upstream", f"openai={server.url}"]
+    keys = {"ANTHROPIC_API_KEY": ANTHROPIC_SENTINEL, "OPENAI_API_KEY": OPENAI_SENTINEL}
+    assert serve(ts_project, *upstreams, **keys).returncode == 0
+    before = server.request_count
+    monkeypatch.setenv("CI", "true")  # the proxy started apart, as `llmvcr serve &` on CI
+    with ProxyServer(
+        ts_project / "cassettes", upstreams={"anthropic": server.url, "openai": server.url}
+    ) as proxy:
+        environ = {**os.environ, "LLMVCR_PROXY_URL": proxy.url}
+        done = subprocess.run(
+            ["node", "--import", "tsx", "--test", "summary.test.ts"],
+            cwd=ts_project, env=environ, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
     assert server.request_count == before
