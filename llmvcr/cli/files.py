@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from typing import Any, TextIO
 
 from ..cassette import Cassette
+from ..cassette.age import plural
 from ..cassette.linear import without
 from ..convert import JSON
 from ..convert.vcrpy import NoLLMCallsError, read_document, vcr_loader
@@ -182,6 +183,7 @@ def _documents(path: str) -> Iterator[Any]:
 def cmd_scan(args: argparse.Namespace, out: TextIO) -> int:
     found = 0
     scanned = 0
+    with_hits: set[str] = set()
     for path in files_under(args.paths, FILES):
         scanned += 1
         fmt = sniff(path)
@@ -191,10 +193,11 @@ def cmd_scan(args: argparse.Namespace, out: TextIO) -> int:
             for tree_path, kind, excerpt in find_secrets(document):
                 print(f"{where}: {tree_path.lstrip('.') or '(text)'}: {kind} ({excerpt})", file=out)
                 found += 1
+                with_hits.add(path)
     print(
-        f"{found} possible secret(s) in {scanned} file(s)"
+        f"{plural(found, 'possible secret')} in {len(with_hits)} of {plural(scanned, 'file')}"
         if found
-        else f"no secrets found in {scanned} file(s)",
+        else f"no secrets found in {plural(scanned, 'file')}",
         file=out if not found else sys.stderr,
     )
     return 1 if found else 0
