@@ -95,6 +95,7 @@ class Ledger:
     def __init__(self) -> None:
         self.test = ""
         self.per_test: dict[str, PerTest] = {}
+        self.prices_hint = True  # off once the project has been told (the pytest cache remembers)
         self._lock = threading.Lock()
 
     def on_session(self, session: Session, event: str) -> None:
@@ -162,7 +163,7 @@ class Ledger:
                 out.append(f"  {r.test}: {calls}, {r.recorded.tokens:,} tokens{cost}")
             if len(rows) > 10:
                 out.append(f"  ... and {len(rows) - 10} more tests")
-        if any_tokens and not priced:
+        if any_tokens and not priced and self.prices_hint:
             out.append(f"llmvcr: {PRICES_HINT}")
         return out
 

@@ -91,6 +91,9 @@ class FreshPlugin:
         freshness.policy.expiry = config.getoption("llmvcr_expiry") or freshness.policy.expiry
         self.outer = freshness.swap_listeners([stats.on_finding])
         self.ledger = stats.usage
+        self.cache = getattr(config, "cache", None)  # absent under -p no:cacheprovider
+        if self.cache is not None and self.cache.get(_TOLD, False):
+            self.ledger.prices_hint = False  # "dollars omitted" is said once per project
         _active.add_listener(self.ledger.on_session)
         self.saved_mode, self.saved_gate = settings.record_mode, freshness.policy.gate
         self.plan: Plan | None = None
@@ -161,6 +164,8 @@ class FreshPlugin:
             lines += self.plan.lines()
         for line in lines:
             terminalreporter.write_line(line)
+        if self.cache is not None and any(PRICES_HINT in line for line in lines):
+            self.cache.set(_TOLD, True)
         path = self.config.getoption("llmvcr_usage_json")
         if path:
             terminalreporter.write_line(f"llmvcr: usage and cost per test written to {path}")
@@ -172,3 +177,6 @@ class FreshPlugin:
         freshness.swap_listeners(self.outer)
         settings.record_mode, freshness.policy.gate = self.saved_mode, self.saved_gate
         _active.remove_listener(self.ledger.on_session)
+
+
+_TOLD = "llmvcr/prices-hint-shown"
