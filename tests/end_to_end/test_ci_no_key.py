@@ -213,3 +213,26 @@ def test_llmvcr_ts_sets_placeholders_for_a_cassette_that_replays_only(
         )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert server.request_count == before
+
+
+@pytest.mark.slow
+def test_an_sdk_llmvcr_sets_no_placeholder_for_gets_one_line_under_its_no_key_error_on_ci(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("AZURE_OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("AZURE_OPENAI_AD_TOKEN", raising=False)
+    project.makepyfile(
+        test_azure="""
+import openai, pytest
+
+@pytest.mark.llmvcr
+def test_azure():
+    openai.AzureOpenAI(azure_endpoint="https://example.openai.azure.com", api_version="2024-10-21")
+"""
+    )
+    failed = run_with(project, "test_azure.py", CI="true")
+    failed.assert_outcomes(failed=1)
+    failed.stdout.fnmatch_lines(
+        ["*Missing credentials*", "*llmvcr*", "llmvcr: the SDK found no API key. Replay needs none: llmvcr sets a "
+         "placeholder for ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY when CI is set*"]
+    )  # fmt: skip
