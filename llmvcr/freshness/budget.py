@@ -152,10 +152,8 @@ class Ledger:
             total = Tally().merge(*(r.recorded for r in rows))
             at = " at list price"
             cost = f" ({total.dollars(at)})" if priced and (total.usd or total.unpriced) else ""
-            out.append(
-                f"llmvcr: recording spent {total.tokens:,} tokens in {total.calls:,} live calls{cost}, "
-                f"per test:"
-            )
+            live = plural(total.calls, "live call")
+            out.append(f"llmvcr: recording spent {total.tokens:,} tokens in {live}{cost}, per test:")
             rows.sort(key=lambda r: (-r.recorded.usd, -r.recorded.tokens, r.test))
             for r in rows[:10]:
                 cost = f", {r.recorded.dollars()}" if priced else ""

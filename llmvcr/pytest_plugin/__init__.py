@@ -136,9 +136,10 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"llmvcr_cassette_format in the pytest ini: {err}") from None
     if on_ci():
         settings.default_record_mode = "none"
-        if settings.record_mode in (None, "none"):  # every call replays: the SDKs need no key
-            config.stash[_KEYS] = placeholder_keys.set_missing()
     config.pluginmanager.register(pytest_fresh.FreshPlugin(config, stats), "llmvcr-fresh")
+    # every call replays (CI naming no mode, the flag's none, llmvcr plan): the SDKs need no key
+    if settings.record_mode == "none" or (settings.record_mode is None and on_ci()):
+        config.stash[_KEYS] = placeholder_keys.set_missing()
     if config.getini("llmvcr_vcr_fixture"):
         config.pluginmanager.register(_VcrFixture(), "llmvcr-vcr-fixture")
     block = config.getoption("llmvcr_block_network")

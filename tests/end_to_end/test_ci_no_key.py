@@ -236,3 +236,14 @@ def test_azure():
         ["*Missing credentials*", "*llmvcr*", "llmvcr: the SDK found no API key. Replay needs none: llmvcr sets a "
          "placeholder for ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY when CI is set*"]
     )  # fmt: skip
+
+
+@pytest.mark.slow
+def test_llmvcr_plan_replays_with_no_key_variable(project: pytest.Pytester, server: Any) -> None:
+    seen = record(project, server)
+    planned = run_with(project, "--llmvcr-plan")  # no CI, no key: the plan replays only
+    planned.assert_outcomes(passed=2)
+    planned.stdout.fnmatch_lines(
+        ["llmvcr plan: every cassette replayed whole and in date; nothing to re-record"]
+    )
+    assert server.request_count == seen
