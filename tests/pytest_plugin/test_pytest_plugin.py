@@ -113,9 +113,9 @@ def test_nothing_recorded():
     result = run(inner, "--llmvcr-record-mode=none")
     result.assert_outcomes(failed=1)  # at the call, as pytest-recording fails it
     result.stdout.fnmatch_lines(
-        [
-            "*ReplayDivergence*",
-            "*no cassette at *test_none/test_nothing_recorded.yaml, and record_mode='none' forbids "
+        [  # one message, leading with how to record it (no "no recorded entry ... 0 entries" first)
+            "*ReplayDivergence: llmvcr: test_none.py::test_nothing_recorded: no cassette at "
+            "*test_none/test_nothing_recorded.yaml, and record_mode='none' forbids "
             "recording. Record it locally and commit it: pytest 'test_none.py::test_nothing_recorded' "
             "--llmvcr-record-mode=once*",
         ]
