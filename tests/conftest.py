@@ -97,6 +97,7 @@ def cassette_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pa
     for var in (
         "ANTHROPIC_API_KEY",
         "OPENAI_API_KEY",
+        "GEMINI_API_KEY",  # a placeholder the outer run set when CI is set (placeholder_keys)
         "ANTHROPIC_BASE_URL",
         "OPENAI_BASE_URL",
         "CI",

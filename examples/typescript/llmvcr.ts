@@ -7,6 +7,9 @@
 //
 // The proxy's URL comes from LLMVCR_PROXY_URL (what `llmvcr serve --env-file` writes), else the
 // argument. Options are use_cassette's: { record_mode: "none" }, { allow_playback_repeats: true }, ...
+//
+// A cassette that replays only (CI set, or record_mode "none") needs no key: each unset key variable
+// gets a placeholder the proxy never sends upstream, so `new Anthropic()` builds with no key.
 
 export interface Summary {
   path: string;
@@ -14,8 +17,18 @@ export interface Summary {
   replayed: number;
   recorded: number;
   unplayed: unknown[];
+  /** The 424 messages of the calls no entry answered, first first: the cause of what went unplayed. */
+  divergences?: string[];
   summary: string;
 }
+
+/** What `llmvcr serve` sets an unset key to when every call replays; the proxy never forwards it. */
+export const PLACEHOLDER_KEY = "llmvcr-replay-only-no-key";
+const KEY_VARIABLES: [string, string[]][] = [
+  ["ANTHROPIC_API_KEY", ["ANTHROPIC_AUTH_TOKEN"]],
+  ["OPENAI_API_KEY", []],
+  ["GEMINI_API_KEY", ["GOOGLE_API_KEY"]],
+];
 
 export interface Cassette {
   /** The base URL that sends a client's calls into this cassette (OpenAI's SDK: add "/v1"). */
@@ -46,12 +59,20 @@ export async function cassette(
 ): Promise<Cassette> {
   const root = proxy.replace(/\/cassettes\/[^/]+\/?$/, "").replace(/\/$/, "");
   const name = encodeURIComponent(cassetteName(testName));
-  await control(`${root}/_llmvcr/cassettes/${name}`, "POST", options);
+  const opened = await control(`${root}/_llmvcr/cassettes/${name}`, "POST", options);
+  if (opened.record_mode === "none") {
+    for (const [variable, others] of KEY_VARIABLES) {
+      if (!process.env[variable] && !others.some((o) => process.env[o])) process.env[variable] = PLACEHOLDER_KEY;
+    }
+  }
   return {
     baseURL: `${root}/cassettes/${name}`,
     async close({ allowUnplayed = false } = {}) {
       const summary: Summary = await control(`${root}/_llmvcr/cassettes/${name}`, "DELETE");
       if (!allowUnplayed && summary.unplayed.length > 0) {
+        // a throw here replaces the test's own error (JS `finally`): so the first divergence leads
+        const first = summary.divergences?.[0];
+        if (first) throw new Error(`${first}\n\nllmvcr: ${summary.summary}`);
         throw new Error(`llmvcr: ${summary.summary}; the code no longer makes those calls, or the cassette is stale`);
       }
       return summary;

@@ -13,7 +13,7 @@ import { cassette } from "./llmvcr.ts";
 test("summarises the report", async (t) => {
   const tape = await cassette(t.name);
   try {
-    const claude = new Anthropic({ baseURL: tape.baseURL, apiKey: process.env.ANTHROPIC_API_KEY ?? "replay" });
+    const claude = new Anthropic({ baseURL: tape.baseURL });
     const message = await claude.messages.create({
       model: "claude-sonnet-4-5",
       max_tokens: 200,
@@ -21,7 +21,7 @@ test("summarises the report", async (t) => {
     });
     assert.equal(message.content[0].type, "text");
 
-    const gpt = new OpenAI({ baseURL: `${tape.baseURL}/v1`, apiKey: process.env.OPENAI_API_KEY ?? "replay" });
+    const gpt = new OpenAI({ baseURL: `${tape.baseURL}/v1` });
     const chunks = await gpt.chat.completions.create({
       model: "gpt-4o-mini",
       messages: [{ role: "user", content: "One word for that quarter?" }],

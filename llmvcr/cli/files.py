@@ -22,6 +22,7 @@ from ..storage.files import dump_document, format_of, parse_checked, parse_docum
 from ..storage.formats import OWN, by_name, in_place, resolve, suffixes
 from ..storage.validation import END_KEY, END_MARKER, read_cassette, seal_text
 from ..storage.writer import atomic_write, file_lock
+from ..wording import plural
 from .inspect import files_under, listed
 from .reading import SOURCES, TARGET_SUFFIX, entries, existing, load_any, sniff
 
@@ -182,6 +183,7 @@ def _documents(path: str) -> Iterator[Any]:
 def cmd_scan(args: argparse.Namespace, out: TextIO) -> int:
     found = 0
     scanned = 0
+    with_hits: set[str] = set()
     for path in files_under(args.paths, FILES):
         scanned += 1
         fmt = sniff(path)
@@ -191,10 +193,11 @@ def cmd_scan(args: argparse.Namespace, out: TextIO) -> int:
             for tree_path, kind, excerpt in find_secrets(document):
                 print(f"{where}: {tree_path.lstrip('.') or '(text)'}: {kind} ({excerpt})", file=out)
                 found += 1
+                with_hits.add(path)
     print(
-        f"{found} possible secret(s) in {scanned} file(s)"
+        f"{plural(found, 'possible secret')} in {len(with_hits)} of {plural(scanned, 'file')}"
         if found
-        else f"no secrets found in {scanned} file(s)",
+        else f"no secrets found in {plural(scanned, 'file')}",
         file=out if not found else sys.stderr,
     )
     return 1 if found else 0

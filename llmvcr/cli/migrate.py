@@ -30,6 +30,7 @@ from ..convert.vcrpy import NoLLMCallsError, from_vcrpy
 from ..errors import CommandError, LLMVCRError
 from ..storage.formats import by_name
 from ..storage.sniff import foreign_format
+from ..wording import plural
 from .files import LLMVCR_TARGETS, write_as
 
 CONFIG_FILES = ("pytest.ini", "setup.cfg", "tox.ini", "pyproject.toml")
@@ -295,7 +296,13 @@ def cmd_migrate(args: argparse.Namespace, out: TextIO) -> int:
             with open(path, "w", encoding="utf-8") as f:
                 f.write(new)
     verb = "changed" if args.write else "would change"
-    print(f"\nllmvcr migrate: {verb} {len(plan.new_text)} file(s):", file=out)
+    if plan.new_text:
+        print(f"\nllmvcr migrate: {verb} {plural(len(plan.new_text), 'file')}:", file=out)
+    else:
+        print(
+            "\nllmvcr migrate: nothing to change (no test left on pytest-recording that llmvcr can take)",
+            file=out,
+        )
     for line in plan.done:
         print(f"  {line}", file=out)
     if plan.left:
@@ -332,7 +339,7 @@ def _convert(plan: Plan, out: TextIO) -> None:
         done += 1
         for warning in caught:
             print(f"  {os.path.relpath(path)}: {' '.join(str(warning.message).split())}", file=out)
-    print(
-        f"converted {done} cassette(s) in place; {len(plan.kept)} of tests left on pytest-recording kept",
-        file=out,
+    kept = (
+        f"; kept {plural(len(plan.kept), 'cassette')} of tests left on pytest-recording" if plan.kept else ""
     )
+    print(f"converted {plural(done, 'cassette')} in place{kept}", file=out)

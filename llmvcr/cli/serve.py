@@ -7,11 +7,25 @@ import os
 import subprocess
 from typing import Any, TextIO
 
+from ..cassette.age import on_ci
 from ..errors import CommandError
 from ..options import RECORD_MODES, configure
+from ..providers import placeholder_keys
+from ..proxy.forward import proxy_extra
 from ..proxy.routes import default_upstreams
 from ..proxy.server import LOOPBACK, ProxyServer, instructions, is_loopback
 from .command import Command, arg
+
+
+def child_env(record_mode: str | None, variables: dict[str, str]) -> dict[str, str]:
+    """The environment of ``serve -- COMMAND``'s command: the proxy's variables and, when every
+    call replays (``CI`` set and no other --record-mode, or --record-mode none), a placeholder for
+    each unset API key, so an SDK builds its client with no key. The proxy refuses to record a call
+    that carries one (see ``llmvcr.providers.placeholder_keys``)."""
+    env = {**os.environ, **variables}
+    if record_mode == "none" or (record_mode is None and on_ci()):
+        env.update(placeholder_keys.missing(env))
+    return env
 
 
 def upstreams_of(given: list[str]) -> dict[str, str]:
@@ -54,8 +68,14 @@ def token_of(args: Any) -> str | None:
 
 
 def cmd_serve(args: Any, out: TextIO) -> int:
+    try:  # the [proxy] extra, checked before anything is printed: one line and status 2 without it
+        proxy_extra("uvicorn")
+        proxy_extra("httpx")
+    except ImportError as err:
+        raise CommandError(str(err)) from None
     if args.format:
         configure(cassette_format=args.format)
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
     token = token_of(args)
     if not is_loopback(args.host) and token is None:
         print("llmvcr serve: binding off loopback; a token is made up below", file=out)
@@ -71,20 +91,25 @@ def cmd_serve(args: Any, out: TextIO) -> int:
         max_body=args.max_body_mb * 2**20,
         report=lambda line: print(line, file=out, flush=True),
     )
-    print(instructions(server), file=out, flush=True)
+    if command:  # the command gets the variables itself: no "export ..." to follow by hand
+        print(
+            f"llmvcr serve: {server.url} (cassettes in {args.cassette_dir}) for: {' '.join(command)}",
+            file=out,
+        )
+    else:
+        print(instructions(server), file=out, flush=True)
     if args.env_file:
         with open(args.env_file, "w", encoding="utf-8") as f:
             f.writelines(f"{k}={v}\n" for k, v in server.env().items())
     os.makedirs(args.cassette_dir, exist_ok=True)
     if args.cassette:  # opened by no test: its entries serve every run, in turn
         server.app.cassettes.open(args.cassette, {}, in_turn=True)
-    command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
         server.run()
         return 0
     server.start()
     try:
-        return subprocess.run(command, env={**os.environ, **server.env()}).returncode
+        return subprocess.run(command, env=child_env(args.record_mode, server.env())).returncode
     finally:
         server.stop()  # every cassette written before the status is returned
 

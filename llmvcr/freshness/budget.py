@@ -95,6 +95,7 @@ class Ledger:
     def __init__(self) -> None:
         self.test = ""
         self.per_test: dict[str, PerTest] = {}
+        self.prices_hint = True  # off once the project has been told (the pytest cache remembers)
         self._lock = threading.Lock()
 
     def on_session(self, session: Session, event: str) -> None:
@@ -152,10 +153,8 @@ class Ledger:
             total = Tally().merge(*(r.recorded for r in rows))
             at = " at list price"
             cost = f" ({total.dollars(at)})" if priced and (total.usd or total.unpriced) else ""
-            out.append(
-                f"llmvcr: recording spent {total.tokens:,} tokens in {total.calls:,} live calls{cost}, "
-                f"per test:"
-            )
+            live = plural(total.calls, "live call")
+            out.append(f"llmvcr: recording spent {total.tokens:,} tokens in {live}{cost}, per test:")
             rows.sort(key=lambda r: (-r.recorded.usd, -r.recorded.tokens, r.test))
             for r in rows[:10]:
                 cost = f", {r.recorded.dollars()}" if priced else ""
@@ -163,7 +162,7 @@ class Ledger:
                 out.append(f"  {r.test}: {calls}, {r.recorded.tokens:,} tokens{cost}")
             if len(rows) > 10:
                 out.append(f"  ... and {len(rows) - 10} more tests")
-        if any_tokens and not priced:
+        if any_tokens and not priced and self.prices_hint:
             out.append(f"llmvcr: {PRICES_HINT}")
         return out
 

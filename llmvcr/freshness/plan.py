@@ -31,11 +31,12 @@ from .usage import PRICES_HINT, prices_available
 __all__ = ["CAUSES", "Budget", "Plan", "missing_path"]
 
 # most serious first: a cassette is planned under the first cause it has
-CAUSES = ("missing", "diverging", "expired", "unplayed")
+CAUSES = ("missing", "diverging", "expired", "failed", "unplayed")
 _TITLES = {
     "missing": "missing cassettes (never recorded)",
     "diverging": "diverging cassettes (the code sends requests no entry answers)",
     "expired": "expired cassettes (older than max_age)",
+    "failed": "cassettes whose test failed before using them (the test is the cause, not the cassette)",
     "unplayed": "cassettes with unplayed entries (the code no longer makes those calls)",
 }
 _MISSING = (re.compile(r"no cassette at (.+?), and record_mode"), re.compile(r"^(.+?): no such cassette"))
@@ -87,7 +88,15 @@ class Plan:
 
     def __init__(self) -> None:
         self.items: dict[str, Item] = {}
+        self.failures: dict[str, str] = {}  # a test that failed on its own -> its exception, one line
         self._lock = threading.Lock()
+
+    def test_failed(self, test: str, error: BaseException) -> None:
+        """``test`` failed with an error of its own (not llmvcr's): its unused entries are no case for
+        re-recording or pruning, the exception is the cause."""
+        text = " ".join(str(error).split())
+        text = text if len(text) <= 120 else text[:119] + "…"
+        self.failures[test] = f"{type(error).__name__}: {text}" if text else type(error).__name__
 
     def add(self, cause: str, path: str, test: str, detail: str = "") -> None:
         with self._lock:
@@ -109,7 +118,9 @@ class Plan:
                 self.add(cause, path, test, detail)
 
     def on_finding(self, finding: Finding) -> None:
-        if finding.kind in ("expired", "unplayed"):
+        if finding.kind == "unplayed" and finding.test in self.failures:
+            self.add("failed", finding.path, finding.test, self.failures[finding.test])
+        elif finding.kind in ("expired", "unplayed"):
             self.add(finding.kind, finding.path, finding.test, finding.detail)
 
     def lines(self) -> list[str]:
@@ -122,11 +133,15 @@ class Plan:
         unknown = 0
         for cause in CAUSES:
             group = [i for i in items if i.cause == cause]
-            if group:
+            if group and cause == "failed":
+                out += _failed_lines(group)
+            elif group:
                 costs = {i.path: (_estimate(i.path) if cause != "missing" else None) for i in group}
                 unknown += sum(1 for t in costs.values() if t is None)
                 total.merge(Tally().merge(*costs.values()))  # summed as the group line shows it
                 out += _group_lines(cause, group, costs)
+        if all(i.cause == "failed" for i in items):  # only tests that failed on their own: nothing to pay for
+            return out
         dollars = f", {_about(total, ' at list price')}" if prices_available() else ""
         plus = f" plus {unknown} never recorded" if unknown else ""
         out.append(
@@ -156,6 +171,18 @@ def _group_lines(cause: str, group: list[Item], costs: dict[str, Tally | None]) 
         out.append(f"    record: pytest {listed} --llmvcr-record-mode={mode}")
         if cause == "unplayed":
             out.append("    or drop the unused entries for free: llmvcr prune PATH...")
+    return out
+
+
+def _failed_lines(group: list[Item]) -> list[str]:
+    """Cassettes whose test failed with an error of its own: the exception, never a re-record or prune."""
+    out = [f"  {_TITLES['failed']}: {len(group)}"]
+    out += [f"    {shown(i.path)}: {', '.join(sorted(i.tests))} failed with {i.detail}" for i in group[:10]]
+    if len(group) > 10:
+        out.append(f"    ... and {len(group) - 10} more")
+    tests = sorted({t for i in group for t in i.tests})
+    listed = " ".join(shlex.quote(t) for t in tests[:8]) + (" ..." if len(tests) > 8 else "")
+    out.append(f"    make them pass first (their cassettes may be fine; do not prune them): pytest {listed}")
     return out
 
 

@@ -24,7 +24,10 @@ from ..wire import usage_keys
 
 __all__ = ["PRICES_HINT", "CallUsage", "cost_of", "prices_available", "tokens_of", "usage_of"]
 
-PRICES_HINT = "dollars omitted: install the prices extra for them (pip install 'pyllmvcr[prices]')"
+PRICES_HINT = (
+    "dollars omitted: install llmvcr with its prices extra for them "
+    "(pip install -e 'path/to/llmvcr[prices]', or a built wheel's [prices])"
+)
 _GOOGLE_MODEL = re.compile(r"/models/([^/:]+):")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -101,6 +102,8 @@ def divergence_message(
 ) -> str:
     """What ``ReplayDivergence`` says: the file, the call, the diff, and how to re-record."""
     count = len(cassette)
+    if cassette.read_only and not count and not os.path.lexists(path):  # never recorded: how to record it
+        return f"llmvcr: {cassette.read_only}"
     head = (
         f"llmvcr: no recorded entry in {path} answers {provider} {request.method} {request.path} "
         f"(record_mode={record_mode!r}, mode={mode!r})."

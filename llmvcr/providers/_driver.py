@@ -25,6 +25,7 @@ from ._patch import Patch
 from ._streams import Capture
 from .base import carry, current_caller, decide, installed, lookup, registered, unclaimed
 from .http import HttpProvider
+from .placeholder_keys import carries_placeholder, refuse_recording
 
 
 def owner(view: Any) -> HttpProvider | None:
@@ -76,6 +77,8 @@ def decision(
                 f"llmvcr: {method} {url} was made inside a replay-only cassette that was closed before "
                 f"the request was sent; keep the cassette open until the call returns"
             )
+        if decided.recording and carries_placeholder(getattr(view, "headers", None), url):
+            raise refuse_recording(provider.name, f"{method} {url}")  # never sent with a fake key
     except LLMVCRError as err:
         raise carry(err) from None
     if decided.fault is not None:

@@ -9,7 +9,7 @@ redaction, matchers, record modes and divergence messages are the in-process one
 >>> with ProxyServer("cassettes") as proxy:
 ...     subprocess.run(["node", "--test"], env={**os.environ, **proxy.env()})
 
-Needs the ``proxy`` extra (uvicorn and httpx): ``pip install 'pyllmvcr[proxy]'``.
+Needs the ``proxy`` extra (uvicorn and httpx): ``pip install -e 'path/to/llmvcr[proxy]'`` from a checkout.
 """
 
 from .app import Proxy

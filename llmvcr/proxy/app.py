@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 from urllib.parse import unquote
@@ -25,8 +26,9 @@ from urllib.parse import unquote
 from .. import wire
 from ..cassette import exactjson
 from ..errors import LLMVCRError, ReplayDivergence
+from ..providers.placeholder_keys import carries_placeholder, refuse_recording
 from ..wire.http_request import request_from_wire
-from .cassettes import CassetteRefused, Cassettes, parse_options, unplayed_lines
+from .cassettes import CassetteRefused, Cassettes, Opened, parse_options, unplayed_lines
 from .forward import Upstream
 from .guard import TOKEN_HEADER, Guard, is_json, split_token
 from .replay import StreamCut, serve_entry
@@ -185,6 +187,7 @@ class Proxy:
         query = scope.get("query_string", b"").decode("latin-1")
         base = self.upstreams.get(where.provider, "")
         url = upstream_url(base, where.path, query)
+        opened: Opened | None = None
         try:
             given = parse_options(options_from_headers(headers), from_headers=True)
             if given and not self.guard.call_ok(headers, token, options=True):
@@ -203,7 +206,10 @@ class Proxy:
             )
             decision = opened.session.decide(Caller(where.provider, sdk_version(headers)), record)
         except LLMVCRError as err:
-            await _error(send, where.provider, _hinted(err, name), _kind(err))
+            message = _hinted(err, name, self.cassettes.folder)
+            if opened is not None and isinstance(err, ReplayDivergence):
+                opened.divergences.append(message)  # the DELETE summary carries it
+            await _error(send, where.provider, message, _kind(err))
             return
         if decision.entry is not None:
             with contextlib.suppress(StreamCut):  # a stream recorded cut: the connection drops there
@@ -213,6 +219,10 @@ class Proxy:
             raise ConnectionAbortedError(decision.fault.message)
         if not decision.recording:
             await _error(send, where.provider, "llmvcr: the cassette closed during the call", "llmvcr_closed")
+            return
+        if carries_placeholder(scope["headers"], query):  # never sent upstream with a fake key
+            message = str(refuse_recording(where.provider, f"{scope['method']} {where.path}"))
+            await _error(send, where.provider, message, "llmvcr_no_key")
             return
         forwarded = [(k, v) for k, v in scope["headers"] if not _skip(k) and self.guard.forwarded(k, v)]
         started = False
@@ -294,15 +304,27 @@ def _kind(err: LLMVCRError) -> str:
     return "llmvcr_replay_divergence" if isinstance(err, ReplayDivergence) else "llmvcr_error"
 
 
-def _hinted(err: LLMVCRError, name: str) -> str:
-    """The error's own sentence, and how to re-record through the proxy."""
+def _hinted(err: LLMVCRError, name: str, folder: str) -> str:
+    """The error's own sentence, with the re-record command of a proxy user, not pytest's."""
     message = str(err)
     if isinstance(err, ReplayDivergence):
+        rerecord = f"llmvcr serve --record-mode all --cassette-dir {_shown(folder)} -- npm test"
+        message = message.replace("pytest: -k <test> --llmvcr-record-mode=all", rerecord)
         message += (
-            f"\nThrough llmvcr serve: send the header 'x-llmvcr-record-mode: all' (or open it with "
-            f'POST /_llmvcr/cassettes/{name} {{"record_mode": "all"}}) to re-record.'
+            f"\nThrough llmvcr serve: run your tests under `{rerecord}`, open this one cassette with "
+            f'cassette(name, {{ record_mode: "all" }}) (POST /_llmvcr/cassettes/{name} {{"record_mode": '
+            f"\"all\"}}), or send the header 'x-llmvcr-record-mode: all'."
         )
     return message
+
+
+def _shown(folder: str) -> str:
+    """The cassette folder as a command line gives it: relative to here when it is under here."""
+    here = os.getcwd()
+    try:
+        return os.path.relpath(folder, here) if os.path.commonpath([here, folder]) == here else folder
+    except ValueError:  # another drive (Windows)
+        return folder
 
 
 async def _read_body(receive: Receive, headers: dict[str, str], limit: int) -> bytes | None:

@@ -22,6 +22,7 @@ from ..lifecycle import ci_record_mode, close_session, open_session
 from ..options import Options, resolve_path, with_suffix
 from ..session import Session, effective_record_mode
 from ..storage.files import load_cassette
+from ..wording import plural
 
 # what a header or the control API may set, and how a header's text becomes the option's value
 _LISTS = ("ignore", "match_on", "filter_headers", "redact", "redact_keep", "allow_unrecognized")
@@ -86,6 +87,7 @@ class Opened:
     name: str
     session: Session
     given: dict[str, Any] = field(default_factory=dict)
+    divergences: list[str] = field(default_factory=list)  # the 424s it answered, for the summary
 
 
 class Cassettes:
@@ -176,13 +178,13 @@ class Cassettes:
             self._paths = {n: p for n, p in self._paths.items() if p != path}
         if opened is None:
             raise CassetteRefused(f"llmvcr: {path} is not open; open it with POST /_llmvcr/cassettes/{name}")
-        return closed(opened.session)
+        return closed(opened.session, opened.divergences)
 
     def close_all(self) -> list[dict[str, Any]]:
         """Close every open cassette (the server is stopping); each one's summary."""
         with self._lock:
             opened, self._open, self._paths = list(self._open.values()), {}, {}
-        return [closed(o.session) for o in opened]
+        return [closed(o.session, o.divergences) for o in opened]
 
     def only(self) -> Opened | None:
         """The one open cassette, which answers requests that name none (None: none, or several)."""
@@ -222,11 +224,14 @@ def unplayed_lines(summaries: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def closed(session: Session) -> dict[str, Any]:
+def closed(session: Session, divergences: list[str] | None = None) -> dict[str, Any]:
     """Close ``session`` and say what it did: the JSON ``DELETE`` answers with (the unplayed entries
-    listed in it, not warned of)."""
+    listed in it, not warned of). ``divergences`` are the messages of the calls it answered with a
+    424, first first: a client's ``close()`` shows the first, the cause of the entries left unplayed."""
     close_session(session, failed=False, findings=False)
     unplayed = session.cassette.unplayed
+    diverged = list(divergences or ())
+    said = f"; {plural(len(diverged), 'call')} no entry answered (424)" if diverged else ""
     return {
         "path": session.path,
         "record_mode": session.record_mode,
@@ -237,8 +242,9 @@ def closed(session: Session) -> dict[str, Any]:
         "entries": len(session.cassette),
         "unplayed": [entry_to_mapping(e) for e in unplayed],
         "stale": len(session.stale),
+        "divergences": diverged,
         "summary": (
-            f"{session.path}: {session.calls} calls, {session.replayed} replayed, {session.recorded} "
-            f"recorded, {len(unplayed)} entries unplayed"
+            f"{session.path}: {plural(session.calls, 'call')}, {session.replayed} replayed, "
+            f"{session.recorded} recorded, {plural(len(unplayed), 'entry', 'entries')} unplayed{said}"
         ),
     }

@@ -27,7 +27,10 @@ Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 # never passed back: hop-by-hop, or recomputed by the server for the body it sends
 _NOT_RETURNED = frozenset({"connection", "keep-alive", "transfer-encoding", "content-length", "trailer"})
-_NEEDS = "llmvcr serve needs its optional dependencies: pip install 'pyllmvcr[proxy]'"
+_NEEDS = (
+    "llmvcr serve needs the proxy extra: pip install -e 'path/to/llmvcr[proxy]' from a checkout, "
+    "or pip install 'dist/pyllmvcr-<version>-py3-none-any.whl[proxy]' from a built wheel"
+)
 
 
 def proxy_extra(name: str) -> Any:

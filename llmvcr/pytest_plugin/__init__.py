@@ -21,6 +21,7 @@ from ..errors import CassetteNotFoundError, ReplayDivergence, UnplayedEntriesErr
 from ..freshness.playlog import PlayLog
 from ..lifecycle import ci_record_mode, open_session
 from ..options import RECORD_MODES, Options, configure, did_you_mean, settings
+from ..providers import placeholder_keys
 from ..session import Session
 from ..storage.formats import resolve
 from ..storage.parse_cache import prune_used
@@ -142,6 +143,9 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"llmvcr_cassette_format in the pytest ini: {err}") from None
     settings.default_record_mode = ci_record_mode() or settings.default_record_mode
     config.pluginmanager.register(_fresh.FreshPlugin(config, stats), "llmvcr-fresh")
+    # every call replays (CI naming no mode, the flag's none, llmvcr plan): the SDKs need no key
+    if settings.record_mode == "none" or (settings.record_mode is None and on_ci()):
+        config.stash[_KEYS] = placeholder_keys.set_missing()
     if config.getini("llmvcr_vcr_fixture"):
         config.pluginmanager.register(_VcrFixture(), "llmvcr-vcr-fixture")
     block = config.getoption("llmvcr_block_network")
@@ -155,6 +159,9 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     if _RUN in config.stash:
         set_run(config.stash[_RUN])  # the run of an outer session (pytester) goes on
+    added = config.stash.get(_KEYS, None)
+    if added:
+        placeholder_keys.unset(added)
     if _SETTINGS in config.stash:
         settings.record_mode, settings.default_record_mode, settings.cassette_format = config.stash[_SETTINGS]
     stats = config.stash.get(_STATS, None)
@@ -309,6 +316,7 @@ _PLAYS = pytest.StashKey[PlayLog]()
 _RUN = pytest.StashKey[str]()
 _SETTINGS = pytest.StashKey[tuple[str | None, str, str]]()
 _CALL_FAILED = pytest.StashKey[bool]()
+_KEYS = pytest.StashKey[dict[str, str]]()
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -324,6 +332,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     outcome = yield
     if excinfo is not None and explained and shortened is None:  # in setup, in llmvcr's own fixture
         outcome.get_result().longrepr = excinfo.exconly()  # type: ignore[attr-defined]
+    if excinfo is not None and placeholder_keys.AUTH_ERRORS.search(str(excinfo.value)):
+        hint = placeholder_keys.AUTH_HINT if on_ci() else placeholder_keys.RECORD_HINT
+        _hint(outcome.get_result(), hint)  # type: ignore[attr-defined]
     if outcome.get_result().failed:  # type: ignore[attr-defined]
         if call.when == "call":
             item.stash[_CALL_FAILED] = True
@@ -336,6 +347,15 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         stats = item.config.stash.get(_STATS, None)
         if stats is not None:
             stats.failed.add(item.nodeid)
+
+
+def _hint(report: Any, line: str) -> None:
+    """One line of llmvcr's under a failure whose cause the SDK named in its own words."""
+    add = getattr(report.longrepr, "addsection", None)
+    if add is not None:
+        add("llmvcr", line)
+    else:
+        report.sections.append(("llmvcr", line))
 
 
 def _name_the_test(err: ReplayDivergence, nodeid: str) -> None:

@@ -16,7 +16,7 @@ import pytest
 
 from .. import _active
 from ..cassette.age import EXPIRY_POLICIES, UNPLAYED_POLICIES, parse_age
-from ..errors import CassetteNotFoundError, RecordBudgetSpent, ReplayDivergence
+from ..errors import CassetteNotFoundError, LLMVCRError, RecordBudgetSpent, ReplayDivergence
 from ..freshness.check import add_listener, policy, swap_listeners
 from ..freshness.plan import Budget, Plan, missing_path
 from ..freshness.usage import PRICES_HINT, prices_available
@@ -91,6 +91,9 @@ class FreshPlugin:
         policy.expiry = config.getoption("llmvcr_expiry") or policy.expiry
         self.outer = swap_listeners([stats.on_finding])
         self.ledger = stats.usage
+        self.cache = getattr(config, "cache", None)  # absent under -p no:cacheprovider
+        if self.cache is not None and self.cache.get(_TOLD, False):
+            self.ledger.prices_hint = False  # "dollars omitted" is said once per project
         _active.add_listener(self.ledger.on_session)
         self.saved_mode, self.saved_gate = settings.record_mode, policy.gate
         self.plan: Plan | None = None
@@ -149,6 +152,8 @@ class FreshPlugin:
             first = error.diff[0] if error.diff else None
             detail = f"{first[0]} changed" if first else ""
             self.plan.add("diverging", error.cassette_path, item.nodeid, detail)
+        elif report.failed and not excinfo.errisinstance(LLMVCRError):  # the test's own error
+            self.plan.test_failed(item.nodeid, excinfo.value)
 
     @pytest.hookimpl(trylast=True)
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
@@ -159,6 +164,8 @@ class FreshPlugin:
             lines += self.plan.lines()
         for line in lines:
             terminalreporter.write_line(line)
+        if self.cache is not None and any(PRICES_HINT in line for line in lines):
+            self.cache.set(_TOLD, True)
         path = self.config.getoption("llmvcr_usage_json")
         if path:
             terminalreporter.write_line(f"llmvcr: usage and cost per test written to {path}")
@@ -169,3 +176,6 @@ class FreshPlugin:
         swap_listeners(self.outer)
         settings.record_mode, policy.gate = self.saved_mode, self.saved_gate
         _active.remove_listener(self.ledger.on_session)
+
+
+_TOLD = "llmvcr/prices-hint-shown"

@@ -1,7 +1,9 @@
 """The network guard: refuse LLM calls that would leave the machine unrecorded.
 
 On CI (and under ``--llmvcr-block-network``) an LLM SDK call made outside every cassette raises
-``NetworkBlockedError`` at once, naming the test: those calls cost money and need keys. A call
+``NetworkBlockedError`` at once, naming the test: those calls cost money and need keys. That holds
+for loopback too (a gateway there forwards to a paid API); ``--llmvcr-allowed-hosts`` lets a host
+through by name, a local model server say. A call
 another recorder answers (a test marked ``vcr`` for pytest-recording or cassetter, or vcrpy's
 transport patch in place) is left to it. Only ``--llmvcr-block-network`` also refuses socket
 connections to hosts that are not loopback or allowed, unless a cassette that may record is open;
@@ -34,6 +36,12 @@ class Guard:
         self._original_getaddrinfo: Any = None
         self._transports: dict[str, Any] = {}
 
+    def allows_llm_host(self, host: str) -> bool:
+        """An LLM call outside a cassette goes only to a host allowed by name: loopback too, since a
+        gateway there (LiteLLM and the like) forwards to a paid API; a local model server is allowed
+        with ``--llmvcr-allowed-hosts=localhost,127.0.0.1``."""
+        return host.strip("[]").lower() in self.allowed
+
     def allows_host(self, host: str) -> bool:
         host = host.strip("[]").lower()
         if host in self.allowed or host in _LOOPBACK_NAMES or host in self._resolved:
@@ -62,14 +70,18 @@ class Guard:
             f"{self.test}: {what}: {why} LLM calls outside a cassette (they cost money and need a key). "
             f"Put the call in a cassette: mark the test @pytest.mark.llmvcr (or wrap the call in "
             f"llmvcr.use_cassette(...)), then record it on your machine and commit the cassette: "
-            f"pytest '{self.test}' --llmvcr-record-mode=once. To let it go out unrecorded instead, "
-            f"allow its host with --llmvcr-allowed-hosts"
+            f"pytest '{self.test}' --llmvcr-record-mode=once. To let it go out unrecorded instead (a local "
+            f"model server), allow its host with --llmvcr-allowed-hosts"
         )
 
     def outside_call(self, provider: str, call: str, host: str | None) -> NetworkBlockedError | None:
         """The outside policy: an LLM call no cassette answers is refused unless its host is allowed
         or another recorder answers it."""
-        if (host is not None and self.allows_host(host)) or self.other_recorder or self._answered_elsewhere():
+        if (
+            (host is not None and self.allows_llm_host(host))
+            or self.other_recorder
+            or self._answered_elsewhere()
+        ):
             return None
         where = f" to {host}" if host else ""
         return self.refuse_call(f"the {provider} call {call}{where} outside a cassette")

@@ -23,6 +23,7 @@ from ..matching.as_recorded import describe
 from ..matching.diff import format_rows
 from ..providers.tool import TOOL
 from ..session import Session
+from ..storage.files import convert_command
 from ..wording import dollars, plural, shown
 
 
@@ -68,8 +69,7 @@ def stale_lines(stale: dict[str, StaleCassette]) -> list[str]:
         out.append(f"      see each difference: pytest {tests} --llmvcr-fail-on-stale")
         again = f"pytest {tests} --llmvcr-record-mode=all"
         if s.foreign:
-            quoted = shlex.quote(shown(path))
-            again = f"llmvcr convert {quoted} --to llmvcr-yaml -o {quoted} && {again}"
+            again = f"{convert_command(shown(path))} && {again}"  # the command ForeignCassetteError gives
         out.append(f"      re-record: {again}")
     if len(stale) > 10:
         out.append(f"    ... and {len(stale) - 10} more")

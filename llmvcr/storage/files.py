@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import warnings
 from typing import Any
 
@@ -145,12 +146,18 @@ def _checked(data: bytes, path: str, counted: bool, built: list[Built] | None = 
     return {"document": document, "stale": stale}
 
 
+def convert_command(path: str) -> str:
+    """The command that makes another recorder's cassette an llmvcr one, in place: the test goes on
+    reading the file it names (a compressed file gets an llmvcr file beside it)."""
+    target = os.path.splitext(path.removesuffix(".gz"))[0] + ".llmvcr.yaml" if path.endswith(".gz") else path
+    return f"llmvcr convert {shlex.quote(path)} --to llmvcr-yaml -o {shlex.quote(target)}"
+
+
 def _foreign(path: str, fmt: str = "vcrpy") -> ForeignCassetteError:
-    target = os.path.splitext(path.removesuffix(".gz"))[0] + ".llmvcr.yaml"
     return ForeignCassetteError(
         path,
         f"a {fmt} cassette, not an llmvcr one: llmvcr reads it in place but never writes over it. "
-        f"To record into it, convert it first: llmvcr convert {path} --to llmvcr-yaml -o {target}",
+        f"To record into it, convert it first: {convert_command(path)}",
     )
 
 

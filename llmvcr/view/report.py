@@ -56,11 +56,35 @@ def on_divergence(config: pytest.Config, err: ReplayDivergence, test: str, optio
             cassette, fmt = load(err.cassette_path)
             if err.cassette_path not in report.cassettes:
                 report.cassettes[err.cassette_path] = cassette_data(cassette, fmt)
-        report.divergences.append(divergence_data(err, test, cassette))
+        shown = divergence_data(err, test, cassette)
+        report.divergences.append(shown)
+        this_run(report.cassettes.get(err.cassette_path), test, shown["entry"])
         return write_divergences(report.divergences, list(report.cassettes.values()), report.path)
     except (LLMVCRError, OSError) as problem:
         warnings.warn(f"llmvcr: --llmvcr-report: {report.path} not written: {problem}", stacklevel=2)
         return None
+
+
+def this_run(data: JSON | None, test: str, entry: int | None) -> None:
+    """The cassette as this run left it, not as an earlier run's record says: the entry nearest the
+    request that diverged was not played, whatever the last finished run played."""
+    if data is None:
+        return
+    before = data.get("played") or {}
+    ours = before if before.get("this_run") else {}  # an earlier divergence of this run, in this cassette
+    missed = sorted({*ours.get("unplayed", []), *([entry] if entry is not None else [])})
+    tests = sorted({*ours.get("failed_tests", []), test})
+    data["played"] = {
+        "this_run": True,
+        "run": "",
+        "finished": "this run",
+        "failed_tests": tests,
+        "fits": True,
+        "unplayed": missed,
+    }
+    for call in data.get("calls", []):
+        call["unplayed"] = call["i"] in missed
+    data["stale"] = True
 
 
 def name_the_page(err: Any, path: str) -> None:

@@ -183,7 +183,7 @@ def test_convert_from_vcrpy(
 
 def test_scan(capsys: pytest.CaptureFixture[str], agent: Path, tmp_path: Path) -> None:
     status, out, _ = run(capsys, "scan", str(agent.parent))
-    assert status == 0 and "no secrets found in 1 file(s)" in out
+    assert status == 0 and "no secrets found in 1 file" in out
     leaky = tmp_path / "leaky"
     leaky.mkdir()
     (leaky / "trace.jsonl").write_text('{"a": 1}\n{"note": "key sk-ant-api03-abcdefghijklmnopqrstuvwxyz"}\n')
@@ -194,7 +194,7 @@ def test_scan(capsys: pytest.CaptureFixture[str], agent: Path, tmp_path: Path) -
     assert f"{leaky / 'trace.jsonl'}:2: note: anthropic-key" in out
     assert f"{leaky / 'c.yaml'}: headers.x-api-key: credential-header" in out
     assert f"{leaky / 'broken.json'}: (text): bearer" in out
-    assert "possible secret(s) in 4 file(s)" in err
+    assert "possible secrets in 3 of 4 files" in err  # the files with a hit, of those scanned
     assert run(capsys, "scan", str(tmp_path / "nope"))[0] == 2
 
 

@@ -360,7 +360,7 @@ def test_llmvcr_migrate_shows_a_diff_then_rewrites_and_every_test_still_passes(
     result.stdout.fnmatch_lines(["llmvcr: 4 LLM calls replayed*"])
     assert main(["migrate", ".", "--write", "--convert"]) == 0
     assert (
-        "converted 4 cassette(s) in place; 1 of tests left on pytest-recording kept"
+        "converted 4 cassettes in place; kept 1 cassette of tests left on pytest-recording"
         in capsys.readouterr().out
     )
     extra = inner.path / "tests" / "cassettes" / "test_suite" / "test_with_extra_cassettes.yaml"
@@ -413,3 +413,16 @@ def test_a_foreign_cassettes_non_llm_calls_are_answered_from_it_in_place_and_con
             message = str(refused.value)
             assert "not recorded in the file, which holds other calls to images.example.com" in message
             assert "allow_unrecognized" not in message  # no advice sends a recorded call to the network
+
+
+def test_a_suite_with_nothing_to_migrate_is_told_so_in_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from llmvcr.cli import main
+
+    (tmp_path / "test_done.py").write_text("import pytest\n\n@pytest.mark.llmvcr\ndef test_x():\n    pass\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["migrate", ".", "--write", "--convert"]) == 0
+    out = capsys.readouterr().out
+    assert "llmvcr migrate: nothing to change" in out and "file(s)" not in out
+    assert "converted 0 cassettes in place\n" in out and "of tests left" not in out

@@ -131,3 +131,42 @@ def test_a_budget_below_zero_is_refused_before_any_test_runs(
     )
     assert server.request_count == calls
     assert not (pytester.path / "cassettes").exists()
+
+
+@pytest.mark.slow
+def test_a_test_that_failed_before_its_first_call_is_its_own_cause_and_never_pruned(
+    pytester: pytest.Pytester, server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LLM_URL", server.url)
+    monkeypatch.setenv("SUITE_SIZE", "2")
+    monkeypatch.delenv("CI", raising=False)
+    pytester.makepyfile(test_suite=stale_suite.TESTS)
+    pytester.runpytest("-p", "no:recording").assert_outcomes(passed=2)
+    # what a replay with no key looked like: the SDK raised before any request
+    pytester.makeconftest(
+        """
+import pytest
+@pytest.fixture(autouse=True)
+def no_key():
+    if __import__("os").environ.get("BREAK"):
+        raise TypeError('"Could not resolve authentication method. Expected one of api_key"')
+"""
+    )
+    monkeypatch.setenv("BREAK", "1")
+    result = pytester.runpytest("-p", "no:recording", "--llmvcr-plan")
+    result.assert_outcomes(errors=2)
+    output = result.stdout.str()
+    result.stdout.fnmatch_lines(
+        [
+            "llmvcr plan: 2 cassettes to re-record or clean, by cause:",
+            "  cassettes whose test failed before using them (the test is the cause, not the cassette): 2",
+            "    cassettes/test_suite/test_case[[]case00[]].yaml: test_suite.py::test_case[[]case00[]] failed "
+            'with TypeError: "Could not resolve authentication method. Expected one of api_key"',
+            "*",
+            "    make them pass first (their cassettes may be fine; do not prune them): pytest *case00* *case01*",
+        ]
+    )
+    plan = output[output.index("llmvcr plan:") :]
+    assert "prune" not in plan.replace("do not prune them", "")
+    assert "unplayed entries (the code no longer makes those calls)" not in plan
+    assert "total:" not in plan  # nothing to re-record

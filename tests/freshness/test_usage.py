@@ -105,9 +105,10 @@ def test_without_the_prices_extra_dollars_are_omitted_with_one_line_saying_how(
     result.assert_outcomes(passed=3)
     out = result.stdout.str()
     assert "$" not in out and "unpriced" not in out
-    assert (
-        out.count("dollars omitted: install the prices extra for them (pip install 'pyllmvcr[prices]')") == 1
-    )
+    assert out.count("dollars omitted: install llmvcr with its prices extra for them (pip install -e") == 1
+    again = inner.runpytest_subprocess("-p", "no:recording", timeout=120)  # the project was told once
+    again.assert_outcomes(passed=3)
+    assert "dollars omitted" not in again.stdout.str()
     document = json.loads((inner.path / "usage.json").read_text())
     assert document["prices"] is None
     claude = next(r for r in document["tests"] if r["test"] == "test_user.py::test_claude")["recorded"]

@@ -325,6 +325,12 @@ def test_a_miss_is_the_divergence_sentence_in_the_providers_error_and_is_not_ret
     status, closed = _post(f"{proxy.url}/_llmvcr/cassettes/miss", method="DELETE")
     assert status == 200 and closed["calls"] == 1  # the SDK did not send it again
     assert [e["request"]["body"]["messages"][0]["content"] for e in closed["unplayed"]] == ["one"]
+    # the summary carries what the client was answered (a JS `finally` would hide it), and Node's command
+    assert closed["divergences"] == [message]
+    assert closed["summary"].endswith(
+        "1 call, 0 replayed, 0 recorded, 1 entry unplayed; 1 call no entry answered (424)"
+    )
+    assert "llmvcr serve --record-mode all --cassette-dir " in message and "pytest: -k" not in message
 
 
 def test_the_control_api_opens_a_cassette_for_clients_that_name_none(
@@ -347,7 +353,7 @@ def test_the_control_api_opens_a_cassette_for_clients_that_name_none(
     a.messages.create(model="claude-test", max_tokens=8, messages=[{"role": "user", "content": "c"}])
     status, closed = _post(f"{proxy.url}/_llmvcr/cassettes/suite%2Ftest-one", method="DELETE")
     assert closed["replayed"] == 1 and len(closed["unplayed"]) == 1 and server.request_count == before
-    assert "1 entries unplayed" in closed["summary"]
+    assert "1 entry unplayed" in closed["summary"] and closed["divergences"] == []
 
 
 @pytest.mark.parametrize("name", ["..%2Fescape", "%2Fetc%2Fpasswd", "a%2F..%2F..%2Fx"])

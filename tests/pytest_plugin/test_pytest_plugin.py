@@ -113,9 +113,9 @@ def test_nothing_recorded():
     result = run(inner, "--llmvcr-record-mode=none")
     result.assert_outcomes(failed=1)  # at the call, as pytest-recording fails it
     result.stdout.fnmatch_lines(
-        [
-            "*ReplayDivergence*",
-            "*no cassette at *test_none/test_nothing_recorded.yaml, and record_mode='none' forbids "
+        [  # one message, leading with how to record it (no "no recorded entry ... 0 entries" first)
+            "*ReplayDivergence: llmvcr: test_none.py::test_nothing_recorded: no cassette at "
+            "*test_none/test_nothing_recorded.yaml, and record_mode='none' forbids "
             "recording. Record it locally and commit it: pytest 'test_none.py::test_nothing_recorded' "
             "--llmvcr-record-mode=once*",
         ]
@@ -163,8 +163,57 @@ def test_loopback_is_allowed():
     assert ask("local") == "Echo: local"
 """
     )
-    result = run(inner, "--llmvcr-block-network")
+    # an LLM call to loopback goes out only when its host is allowed by name (a local model server)
+    result = run(inner, "--llmvcr-block-network", "--llmvcr-allowed-hosts=127.0.0.1")
     result.assert_outcomes(passed=3)
+
+
+@pytest.mark.slow
+def test_ci_refuses_an_llm_call_to_loopback_outside_a_cassette_unless_its_host_is_allowed(
+    inner: pytest.Pytester, server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CI", "true")
+    inner.makepyfile(
+        test_gateway=HEADER
+        + """
+def test_through_a_local_gateway():
+    assert ask("hi") == "Echo: hi"
+"""
+    )
+    before = server.request_count
+    refused = run(inner)  # a gateway on loopback (LiteLLM and the like) forwards to a paid API
+    refused.assert_outcomes(failed=1)
+    refused.stdout.fnmatch_lines(
+        ["*NetworkBlockedError: test_gateway.py::test_through_a_local_gateway: the anthropic call POST "
+         "/v1/messages to 127.0.0.1 outside a cassette: when CI is set*a local model server*allowed-hosts*"]
+    )  # fmt: skip
+    assert server.request_count == before
+    run(inner, "--llmvcr-allowed-hosts=127.0.0.1").assert_outcomes(passed=1)  # a local model server
+    assert server.request_count == before + 1
+
+
+@pytest.mark.slow
+def test_a_missing_cassette_on_ci_is_one_message_saying_how_to_record_it(
+    inner: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CI", "true")
+    inner.makepyfile(
+        test_new=HEADER
+        + """
+@pytest.mark.llmvcr
+def test_never_recorded():
+    ask("hi")
+"""
+    )
+    result = run(inner)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["E   *ReplayDivergence: llmvcr: test_new.py::test_never_recorded: no cassette at *test_never_recorded.yaml, "
+         "and record_mode='none' (the default when CI is set) forbids recording. Record it locally and commit "
+         "it: pytest 'test_new.py::test_never_recorded' --llmvcr-record-mode=once"]
+    )  # fmt: skip
+    text = result.stdout.str()
+    assert "no recorded entry in" not in text and "0 entries in all" not in text
 
 
 @pytest.mark.slow

@@ -407,6 +407,34 @@ def test_a_vcrpy_cassette_is_never_read_as_empty_nor_written_over(tmp_path: Path
     assert path.read_bytes() == before  # the user's recordings are untouched
 
 
+def test_the_convert_command_a_foreign_cassette_gives_ends_the_refusal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Followed as printed, the command converts the file the test reads: recording it again works,
+    rather than the same refusal coming back (the command converted to a file nobody read)."""
+    import shlex
+
+    from llmvcr.cli import main
+    from llmvcr.errors import ForeignCassetteError
+
+    path = tmp_path / "test_summary.yaml"
+    path.write_text(
+        "interactions:\n"
+        "- request: {method: POST, uri: 'https://api.anthropic.com/v1/messages', body: {string: '{}'}, headers: {}}\n"
+        "  response: {status: {code: 200, message: OK}, headers: {}, body: {string: '{}'}}\n"
+        "version: 1\n"
+    )
+    with pytest.raises(ForeignCassetteError) as info, llmvcr.use_cassette(path, record_mode="all"):
+        pass
+    command = str(info.value).split("convert it first: ", 1)[1]
+    assert command == f"llmvcr convert {path} --to llmvcr-yaml -o {path}"
+    assert main(shlex.split(command)[1:]) == 0
+    capsys.readouterr()
+    assert llmvcr.load_cassette(path).read_only is None  # llmvcr's own now, where the test reads it
+    with llmvcr.use_cassette(path, record_mode="all"):  # no refusal: the loop is gone
+        pass
+
+
 def test_a_first_load_serves_the_entries_its_check_built(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -485,6 +485,25 @@ def test_a_failed_replay_writes_the_report_the_error_names(
     assert js(browser, "return document.querySelectorAll('section.call').length") == 1  # the cassette below
 
 
+@pytest.mark.slow
+def test_the_reports_cassette_says_what_this_run_did_not_play_not_what_the_last_green_run_played(
+    pytester: pytest.Pytester, server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LLM_URL", server.url)
+    pytester.makepyfile(test_trip=INNER.replace("{word}", "short"))
+    run = ("-p", "no:recording")  # the cache on: the green run records that it played every entry
+    pytester.runpytest_subprocess(*run, timeout=120).assert_outcomes(passed=1)
+    pytester.makepyfile(test_trip=INNER.replace("{word}", "long"))
+    result = pytester.runpytest_subprocess(
+        *run, "--llmvcr-record-mode=none", "--llmvcr-report=report.html", timeout=120
+    )
+    result.assert_outcomes(failed=1)
+    (cassette,) = document(pytester.path / "report.html")["data"]["cassettes"]
+    assert cassette["played"]["this_run"] is True and cassette["played"]["unplayed"] == [0]
+    assert cassette["played"]["failed_tests"] == ["test_trip.py::test_trip"]
+    assert [c["unplayed"] for c in cassette["calls"]] == [True] and cassette["stale"] is True
+
+
 def test_the_report_is_named_from_where_pytest_started_and_per_xdist_worker(tmp_path: Path) -> None:
     from types import SimpleNamespace
 

@@ -17,7 +17,11 @@ function metaNode(c) {
   else row("expiry", age.at ? "no max_age given (llmvcr view --max-age 30d checks one)" : "–");
   const played = c.played;
   if (!played) row("last run", "no test run recorded what it played");
-  else if (!played.fits) row("last run", badge("out of date", "warn"), ` the record of ${played.finished} is of an older version of this file`);
+  else if (played.this_run) {
+    row("this run", badge("diverged", "bad"), played.unplayed.length
+      ? ` a request no entry answered; the nearest, ${played.unplayed.map((i) => `#${i}`).join(", ")}, was not played (above)`
+      : " a request no entry answered (above)");
+  } else if (!played.fits) row("last run", badge("out of date", "warn"), ` the record of ${played.finished} is of an older version of this file`);
   else if (played.unplayed.length) {
     row("last run", badge(`${played.unplayed.length} unplayed`, "warn"),
       ` of ${plural(c.totals.calls, "entry", "entries")} in the run of ${played.finished}: `,
