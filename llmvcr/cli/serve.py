@@ -9,6 +9,7 @@ from typing import Any, TextIO
 
 from ..errors import CommandError
 from ..options import RECORD_MODES, configure
+from ..proxy.mcp_route import servers_of
 from ..proxy.routes import DEFAULT_UPSTREAMS
 from ..proxy.server import LOOPBACK, ProxyServer, instructions, is_loopback
 
@@ -43,6 +44,14 @@ def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
         + ", ".join(f"{k}={v}" for k, v in DEFAULT_UPSTREAMS.items())
         + ")",
     )
+    serve.add_argument(
+        "--mcp",
+        action="append",
+        default=[],
+        metavar="NAME=URL",
+        help="serve the streamable HTTP MCP server at URL as /mcp/NAME, recorded into the same cassettes "
+        "(repeatable)",
+    )
     serve.add_argument("--record-mode", choices=RECORD_MODES, help="over every cassette's own record mode")
     serve.add_argument("--token", help="control-API token (default: none on loopback, made up otherwise)")
     serve.add_argument("--env-file", metavar="FILE", help="also write the variables to set into FILE")
@@ -73,6 +82,14 @@ def upstreams_of(given: list[str]) -> dict[str, str]:
     return out
 
 
+def mcp_servers(given: list[str]) -> dict[str, str]:
+    """``--mcp NAME=URL`` arguments as a mapping, or a CommandError naming the bad one."""
+    try:
+        return servers_of(given)
+    except ValueError as err:
+        raise CommandError(str(err)) from None
+
+
 def cmd_serve(args: Any, out: TextIO) -> int:
     if args.format:
         configure(cassette_format=args.format)
@@ -86,6 +103,7 @@ def cmd_serve(args: Any, out: TextIO) -> int:
         token=args.token,
         record_mode=args.record_mode,
         log_level="warning",
+        mcp=mcp_servers(args.mcp),
     )
     print(instructions(server), file=out, flush=True)
     if args.env_file:

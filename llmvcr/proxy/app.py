@@ -28,6 +28,7 @@ from ..errors import LLMVCRError, ReplayDivergence
 from ..wire.http_request import request_from_wire
 from .cassettes import CassetteRefused, Cassettes, parse_options
 from .forward import Upstream
+from .mcp_route import McpRoute
 from .replay import StreamCut, serve_entry
 from .routes import (
     CONTROL_PREFIX,
@@ -76,8 +77,10 @@ class Proxy:
         upstreams: dict[str, str] | None = None,
         token: str | None = None,
         record_mode: str | None = None,
+        mcp: dict[str, str] | None = None,
     ) -> None:
         self.cassettes = Cassettes(folder, record_mode=record_mode)
+        self.mcp = McpRoute(mcp or {})  # --mcp NAME=URL: /mcp/NAME
         self.upstreams = {**DEFAULT_UPSTREAMS, **(upstreams or {})}
         self.token = token
         self.upstream = Upstream()
@@ -93,6 +96,8 @@ class Proxy:
         if path.startswith(CONTROL_PREFIX):
             await self._control(scope, receive, send, headers)
             return
+        if await self.mcp.handle(self.cassettes, self.upstream, scope, receive, send, headers):
+            return
         await self._call(scope, receive, send, headers)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
@@ -107,6 +112,7 @@ class Proxy:
 
     async def aclose(self) -> None:
         """Close every cassette (writing what is pending) and the upstream connections."""
+        self.mcp.close_all()
         await asyncio.to_thread(self.cassettes.close_all)
         await self.upstream.aclose()
 

@@ -65,11 +65,14 @@ class ProxyServer:
         record_mode: str | None = None,
         log_level: str = "warning",
         loop: str = "auto",
+        mcp: dict[str, str] | None = None,
     ) -> None:
         if token is None and not is_loopback(host):
             token = secrets.token_urlsafe(24)
         self.host, self.token = host, token
-        self.app = Proxy(os.fspath(folder), upstreams=upstreams, token=token, record_mode=record_mode)
+        self.app = Proxy(
+            os.fspath(folder), upstreams=upstreams, token=token, record_mode=record_mode, mcp=mcp
+        )
         self.socket = bind(host, port)
         self.port = self.socket.getsockname()[1]
         self.log_level, self.loop = log_level, loop
@@ -167,6 +170,9 @@ def instructions(server: ProxyServer) -> str:
         f"  base URL    {url}/cassettes/<name>            (OpenAI: {url}/cassettes/<name>/v1)",
         f"  control API POST/DELETE {url}/_llmvcr/cassettes/<name>",
     ]
+    if server.app.mcp.servers:
+        lines += ["", "MCP servers (streamable HTTP), recorded into the same cassettes:"]
+        lines += [f"  {url}/mcp/{name}  ->  {target}" for name, target in server.app.mcp.servers.items()]
     if server.token:
         lines += ["", f"Control API token (header x-llmvcr-token): {server.token}"]
     return "\n".join(lines)
