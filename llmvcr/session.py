@@ -34,7 +34,7 @@ from .storage.kept_timing import EarlierTimings
 from .storage.shutdown import SigtermFlush, WriteLock
 from .storage.write_queue import WriteQueue
 from .storage.writer import save_cassette
-from .wire.headers import RESPONSE_HEADERS, body_credentials
+from .wire.headers import RESPONSE_HEADERS
 
 
 class Caller(Protocol):
@@ -181,13 +181,10 @@ class Session:
     def redact_request(self, request: Request) -> Request:
         """The request as it may be stored: credentials learned and dropped, secrets replaced.
 
-        Headers first, so that a key learned from ``authorization`` is scrubbed from the body too;
-        so are the tokens a body hands on to an MCP server (``wire.headers.body_credentials``).
+        Headers first, so that a key learned from ``authorization`` is scrubbed from the body too.
         """
         redactor = self.redactor
         headers = redactor.headers(request.headers.items(), frozenset(request.headers))
-        for credential in body_credentials(request.body):
-            redactor.learn(credential)
         query = redactor.query(request.query) if request.query else ()
         path = redactor.text(request.path)
         where = f"{self.path}: call {len(self.cassette) + 1} ({request.method} {path}), the request body"
