@@ -20,6 +20,7 @@ from ..freshness.playlog import read_record
 from ..storage.formats import OWN, by_name, readable, resolve, suffixes
 from ..storage.sniff import detect
 from .calls import Threads, call_data
+from .mcp import link_mcp
 
 FILES = suffixes(readable())  # every file a folder may hold that llmvcr reads
 _NOT_CASSETTES = (".llmvcr-plays.json", ".llmvcr-tmp-")
@@ -121,6 +122,7 @@ def cassette_data(
     raw, _ = pack([raw_entry(e) for e in entries])  # a repeated conversation is held once
     threads = Threads()
     calls = [call_data(entry, i, threads, _continues(raw[i])) for i, entry in enumerate(entries)]
+    link_mcp(calls, entries)
     played, unplayed = _unplayed(cassette)
     for call in calls:
         call["unplayed"] = call["i"] in unplayed
