@@ -490,7 +490,7 @@ WEATHER_TOOLS = [
 
 
 def mcp_agent_cassette(path: Path, client: Any) -> Path:
-    """A model turn that calls the weather tool, the MCP call that ran it, then the model's answer."""
+    """A model turn that calls the weather tool, then the MCP connection that listed and ran it, then a second listing."""
     messages: list[dict[str, Any]] = [{"role": "user", "content": "weather in Paris?"}]
     with llmvcr.use_cassette(path, record_mode="all", layout="full"):
         reply = client.messages.create(
@@ -503,6 +503,7 @@ def mcp_agent_cassette(path: Path, client: Any) -> Path:
     for method, params, result in (
         ("tools/list", {}, listed),
         ("tools/call", {"name": use.name, "arguments": use.input}, answer),
+        ("tools/list", {}, listed),  # a second connection: the linear layout holds its answer once
     ):
         document["entries"].append(
             {
@@ -521,7 +522,10 @@ def test_a_tools_call_names_the_model_turn_that_asked_for_it(tmp_path: Path, ant
     cassette = mcp_agent_cassette(tmp_path / "agent.yaml", anthropic_client)
     data = document(view(tmp_path / "page.html", cassette))["data"]
     calls = data["cassettes"][0]["calls"] if "cassettes" in data else data["calls"]
-    model, listed, called = calls
+    model, listed, called, again = calls
+    assert again["mcp"]["method"] == "tools/list"
+    raw = data["cassettes"][0]["raw"] if "cassettes" in data else data["raw"]
+    assert raw[3]["response"]["body"]["result"] == {"same_as": 1}  # held once; the page shows it whole
     assert called["asked_by"] == 0 and model["served_by"] == [2]
     assert called["mcp"]["tool"] == "weather" and called["mcp"]["result"] == "21C in Paris"
     assert listed["mcp"] == {"server": "stdio:python weather_server.py", "method": "tools/list"}
@@ -543,4 +547,7 @@ def test_mcp_calls_beside_their_model_turn_in_a_browser(
     assert served == ["#2 weather"]
     result = js(browser, "return document.querySelector('.mcp-result').textContent")
     assert result == "21C in Paris"
+    browser.find_elements("css selector", ".raw-box summary")[-1].click()  # the second tools/list
+    shown = WebDriverWait(browser, 30).until(lambda d: d.find_elements("css selector", ".raw-response"))
+    assert json.loads(shown[-1].text)["body"]["result"]["tools"][0]["name"] == "weather"  # shown whole
     assert requests_made(browser) == [page.resolve().as_uri()]
