@@ -223,12 +223,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--screenshots", metavar="FOLDER", help="also save a PNG of each page kind there")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT / "tests"))
-    sys.path.insert(0, str(ROOT / "tests" / "cassette"))  # test_linear's agent
     import anthropic
     import openai
     from browser import start
     from llm_server import LLMServer
-    from test_linear import agent
+    from weather_agent import agent
 
     from llmvcr.view import write_view
 

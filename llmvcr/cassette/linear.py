@@ -14,6 +14,9 @@ writes only what is new::
         - role: user
           content: ...
 
+An MCP answer repeated whole (the same ``tools/list`` on every connection) is written once too: its
+``response.body.result`` is ``{same_as: N}``, entry N's answer.
+
 A reference names an earlier entry only (its position in ``entries``, from 0), so a writer can
 add entries one at a time. Loading rebuilds every request in full before anything else sees it:
 request hashes, matching, divergence diffs (``request.body.messages[12]``) and every match mode
@@ -81,6 +84,38 @@ def _with_body(raw: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
     return {**raw, "request": {**raw["request"], "body": body}}
 
 
+RESULT = "@result"  # the field name an MCP answer's ``response.body.result`` is known by
+
+
+def _answer(raw: Any) -> dict[str, Any] | None:
+    """An MCP entry's response body holding a ``result`` (the one response value shared)."""
+    if not isinstance(raw, dict) or raw.get("provider") != "mcp":
+        return None
+    response = raw.get("response")
+    body = response.get("body") if isinstance(response, dict) else None
+    return body if isinstance(body, dict) and "result" in body else None
+
+
+def _with_answer(raw: dict[str, Any], result: Any) -> dict[str, Any]:
+    response = raw["response"]
+    return {**raw, "response": {**response, "body": {**response["body"], "result": result}}}
+
+
+def _unpack_answer(
+    raw: Any, out: Any, full: dict[str, Any], get: Callable[[int], Any], position: int, path: str
+) -> Any:
+    """``out`` (``raw`` with its request unpacked) with its MCP answer resolved; ``full`` learns it."""
+    answer = _answer(raw)
+    if answer is None:
+        return out
+    value = answer["result"]
+    if _reference(value) is not None:
+        value = _resolve(value, RESULT, get, position, path)
+        out = _with_answer(out, value)
+    full[RESULT] = value
+    return out
+
+
 def _reference(value: Any) -> Mapping[str, Any] | None:
     if isinstance(value, dict) and (value.keys() == {"same_as"} or value.keys() == {"extends", "append"}):
         return value
@@ -104,7 +139,7 @@ def unpack(entries: list[Any], path: str) -> list[Any]:
         full: dict[str, Any] = {}
         values.append(full)
         if body is None:
-            out.append(raw)
+            out.append(_unpack_answer(raw, raw, full, values.__getitem__, position, path))
             continue
         changes: dict[str, Any] | None = None
         # the body's own keys, not every field name: a body holds a handful, the names are fourteen
@@ -117,7 +152,8 @@ def unpack(entries: list[Any], path: str) -> list[Any]:
                     changes = {}
                 changes[name] = value
             full[name] = value
-        out.append(_with_body(raw, {**body, **changes}) if changes else raw)
+        unpacked = _with_body(raw, {**body, **changes}) if changes else raw
+        out.append(_unpack_answer(raw, unpacked, full, values.__getitem__, position, path))
     return out
 
 
@@ -138,14 +174,18 @@ class Unpacker:
     def entry(self, position: int) -> Any:
         raw = self.entries[position]
         body = _body(raw)
-        if body is None:
-            return raw
-        changes = {
-            name: self._value(position, name)
-            for name, value in body.items()
-            if name in _FIELDS and _reference(value) is not None
-        }
-        return _with_body(raw, {**body, **changes}) if changes else raw
+        out = raw
+        if body is not None:
+            changes = {
+                name: self._value(position, name)
+                for name, value in body.items()
+                if name in _FIELDS and _reference(value) is not None
+            }
+            out = _with_body(raw, {**body, **changes}) if changes else raw
+        answer = _answer(raw)
+        if answer is not None and _reference(answer["result"]) is not None:
+            out = _with_answer(out, self._value(position, RESULT))
+        return out
 
     def _value(self, position: int, name: str) -> Any:
         """Entry ``position``'s full ``name``: back along its references to a written value, then
@@ -154,8 +194,12 @@ class Unpacker:
         chain: list[tuple[int, Mapping[str, Any]]] = []
         at = position
         while (at, name) not in values:
-            body = _body(self.entries[at])
-            value = body.get(name, _ABSENT) if body is not None else _ABSENT
+            if name == RESULT:
+                answer = _answer(self.entries[at])
+                value = answer["result"] if answer is not None else _ABSENT
+            else:
+                body = _body(self.entries[at])
+                value = body.get(name, _ABSENT) if body is not None else _ABSENT
             reference = _reference(value)
             if reference is None:
                 values[(at, name)] = value
@@ -234,7 +278,7 @@ def _resolve(
     path: str,
 ) -> Any:
     key = "same_as" if "same_as" in reference else "extends"
-    field = f"request.body.{name}.{key}"
+    field = f"response.body.result.{key}" if name == RESULT else f"request.body.{name}.{key}"
     target = reference[key]
     fix = "restore the file from version control or re-record the cassette"
     if isinstance(target, bool) or not isinstance(target, int) or not 0 <= target < position:
@@ -316,6 +360,13 @@ class Packer:
         self.count += 1
         full: dict[str, Any] = {}
         self._values.append(full)
+        answer = _answer(raw)
+        if answer is not None and _reference(answer["result"]) is None:
+            result = full[RESULT] = answer["result"]
+            same = self._same(RESULT, result, position)
+            if same is not None:
+                self.used = True
+                raw = _with_answer(raw, same)
         body = _body(raw)
         if body is None:
             return raw

@@ -208,6 +208,21 @@ _COMMANDS: list[Command] = [
                 "no default and no key is sent for them (a gateway that adds it): google=http://gw. The "
                 "recorded path is appended, its start not repeated when the URL already ends with it",
             ),
+            arg(
+                "--mcp",
+                action="append",
+                default=[],
+                metavar="COMMAND|URL",
+                help="an MCP server to send the cassette's read-only MCP requests to (repeatable): a stdio "
+                "server's command line ('uvx mcp-server-time') or a streamable HTTP server's URL, matched "
+                "to the cassette's servers as recording names them. A stdio server not given is started "
+                "from its recorded name when its command is on the PATH",
+            ),
+            arg(
+                "--mcp-calls",
+                action="store_true",
+                help="also send recorded MCP tools/call requests again (a tool may have side effects)",
+            ),
             arg("--junit-xml", metavar="FILE", help="also write the result as JUnit XML"),
             arg("--timeout", type=float, default=60.0, help="seconds per request (default 60)"),
         ],

@@ -29,7 +29,7 @@ def _target(args: argparse.Namespace) -> Target:
             urls[provider] = url
         else:
             urls["*"] = given
-    return Target(urls, timeout=args.timeout)
+    return Target(urls, timeout=args.timeout, mcp=list(args.mcp), mcp_calls=args.mcp_calls)
 
 
 def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:

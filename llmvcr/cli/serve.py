@@ -12,6 +12,7 @@ from ..errors import CommandError
 from ..options import RECORD_MODES, configure
 from ..providers import placeholder_keys
 from ..proxy.forward import proxy_extra
+from ..proxy.mcp_route import servers_of
 from ..proxy.routes import default_upstreams
 from ..proxy.server import LOOPBACK, ProxyServer, instructions, is_loopback
 from .command import Command, arg
@@ -67,6 +68,14 @@ def token_of(args: Any) -> str | None:
     return token.strip()
 
 
+def mcp_servers(given: list[str]) -> dict[str, str]:
+    """``--mcp NAME=URL`` arguments as a mapping, or a CommandError naming the bad one."""
+    try:
+        return servers_of(given)
+    except ValueError as err:
+        raise CommandError(str(err)) from None
+
+
 def cmd_serve(args: Any, out: TextIO) -> int:
     try:  # the [proxy] extra, checked before anything is printed: one line and status 2 without it
         proxy_extra("uvicorn")
@@ -90,6 +99,7 @@ def cmd_serve(args: Any, out: TextIO) -> int:
         allow_hosts=tuple(args.allow_host),
         max_body=args.max_body_mb * 2**20,
         report=lambda line: print(line, file=out, flush=True),
+        mcp=mcp_servers(args.mcp),
     )
     if command:  # the command gets the variables itself: no "export ..." to follow by hand
         print(
@@ -155,6 +165,14 @@ SERVE = Command(
             default=[],
             metavar="NAME",
             help="also answer requests for Host NAME (repeatable; a container's service name; '*': any)",
+        ),
+        arg(
+            "--mcp",
+            action="append",
+            default=[],
+            metavar="NAME=URL",
+            help="serve the streamable HTTP MCP server at URL as /mcp/NAME, recorded into the same "
+            "cassettes (repeatable)",
         ),
         arg(
             "--max-body-mb",

@@ -29,7 +29,9 @@ from urllib.parse import urlsplit
 from ..cassette import Cassette, Entry
 from ..cassette.values import FrozenValue, Value
 from ..wire import ApiKey, lookup
+from ..wire import mcp as wire_mcp
 from ..wire.sse import parse_events
+from .mcp_drift import servers_given, verify_mcp
 
 __all__ = ["Drift", "Report", "Target", "joined", "shape", "verify_cassette"]
 
@@ -147,6 +149,8 @@ class Target(Value):
 
     base_urls: dict[str, str] = field(default_factory=dict)
     timeout: float = 60.0
+    mcp: list[str] = field(default_factory=list)  # MCP servers: a command or a URL each (``--mcp``)
+    mcp_calls: bool = False  # send recorded ``tools/call`` again too (``--mcp-calls``)
 
     def url(self, provider: str) -> str | None:
         if provider in self.base_urls:
@@ -183,6 +187,9 @@ class Report(Value):
     checked: int = 0
     drift: list[Drift] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # not checked: no key, unreachable, unknown provider
+
+    def add(self, entry: int, call: str, kind: str, detail: str) -> None:
+        self.drift.append(Drift(entry, call, kind, detail))
 
 
 Answer = tuple[int, Any, "list[Any] | None"]  # status, JSON body, stream events
@@ -227,8 +234,12 @@ def _send(entry: Entry, base: str, headers: dict[str, str], timeout: float) -> A
 def verify_cassette(cassette: Cassette, target: Target) -> Report:
     """Send every request of ``cassette`` again and report the drift in the answers' shape."""
     report = Report(cassette.path)
+    mcp: list[int] = []  # MCP entries: sent again server by server, after the model's calls
     for position in range(len(cassette)):
         entry = cassette.entry(position)
+        if wire_mcp.is_mcp(entry):
+            mcp.append(position)
+            continue
         call = f"{entry.request.method} {entry.request.path}"
         base = target.url(entry.provider)
         if base is None:
@@ -265,4 +276,6 @@ def verify_cassette(cassette: Cassette, target: Target) -> Report:
             report.drift += compare_streams(recorded.stream, stream, position, call)
         else:
             report.drift += compare(recorded.body, body, position, call)
+    if mcp:
+        verify_mcp(cassette, mcp, servers_given(target.mcp), target.mcp_calls, target.timeout, report)
     return report

@@ -102,11 +102,13 @@ def _live_listed(session: Session, shown: str) -> list[str]:
 
 
 def recorded_for(session: Session, server: str) -> int:
-    """How many entries of ``session``'s cassette are this server's."""
+    """How many entries of ``session``'s cassette, as it was read, are this server's. What this session
+    recorded is left out: a second connection to a server being recorded (an adapter that connects
+    once per tool call) is recorded too, never answered from the first."""
     path = session.redactor.text(server)
     cassette = session.cassette
     count = 0
-    for i in range(len(cassette)):
+    for i in range(len(cassette) - session.recorded):
         entry = cassette.entry(i)
         if entry.provider == wire.NAME and entry.request.path == path:
             count += 1

@@ -31,6 +31,7 @@ from ..wire.http_request import request_from_wire
 from .cassettes import CassetteRefused, Cassettes, Opened, parse_options, unplayed_lines
 from .forward import Upstream
 from .guard import TOKEN_HEADER, Guard, is_json, split_token
+from .mcp_route import McpRoute, mcp_target
 from .replay import StreamCut, serve_entry
 from .routes import (
     CONTROL_PREFIX,
@@ -86,9 +87,11 @@ class Proxy:
         calls_need_token: bool = False,
         max_body: int = MAX_BODY,
         report: Callable[[str], None] | None = None,
+        mcp: dict[str, str] | None = None,
     ) -> None:
         self.guard = Guard(token, allow_hosts=allow_hosts, calls_need_token=calls_need_token)
         self.cassettes = Cassettes(folder, record_mode=record_mode)
+        self.mcp = McpRoute(mcp or {})  # --mcp NAME=URL: /mcp/NAME
         self.upstreams = {**default_upstreams(), **(upstreams or {})}
         self.token = token
         self.max_body = max_body
@@ -119,6 +122,15 @@ class Proxy:
         if control:
             await self._control(scope, receive, send, headers, path)
             return
+        if mcp_target(raw_path, headers) is not None and not self.guard.call_ok(
+            headers, token, options=False
+        ):
+            await _json(
+                send, 401, {"error": "llmvcr: this proxy is bound off loopback: MCP calls need its token too"}
+            )
+            return
+        if await self.mcp.handle(self.cassettes, self.upstream, scope, receive, send, headers, raw_path):
+            return
         await self._call(scope, receive, send, headers, raw_path, token)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
@@ -134,6 +146,7 @@ class Proxy:
     async def aclose(self) -> None:
         """Close every cassette (writing what is pending) and the upstream connections; tell
         ``report`` each one's unplayed entries."""
+        self.mcp.close_all()
         self.told(await asyncio.to_thread(self.cassettes.close_all))
         await self.upstream.aclose()
 

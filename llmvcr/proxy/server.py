@@ -94,6 +94,7 @@ class ProxyServer:
         max_body: int = MAX_BODY,
         header_timeout: float = HEADER_TIMEOUT,
         report: Any = None,
+        mcp: dict[str, str] | None = None,
     ) -> None:
         if token is not None and not token.strip():
             raise ValueError("llmvcr serve: the token is empty; give a non-empty one, or none at all")
@@ -109,6 +110,7 @@ class ProxyServer:
             record_mode=record_mode,
             allow_hosts=(*allow_hosts, host),  # the URL it prints names the bound address
             calls_need_token=wide,
+            mcp=mcp,
             max_body=max_body,
             report=report or (lambda line: print(line, file=sys.stderr, flush=True)),
         )
@@ -217,6 +219,9 @@ def instructions(server: ProxyServer) -> str:
         f"  base URL    {url}/cassettes/<name>            (OpenAI: {url}/cassettes/<name>/v1)",
         f"  control API POST/DELETE {url}/_llmvcr/cassettes/<name>",
     ]
+    if server.app.mcp.servers:
+        lines += ["", "MCP servers (streamable HTTP), recorded into the same cassettes:"]
+        lines += [f"  {url}/mcp/{name}  ->  {target}" for name, target in server.app.mcp.servers.items()]
     if server.token_made:
         lines += ["", f"Token (header x-llmvcr-token, or the /token/ path above): {server.token}"]
     elif server.token:

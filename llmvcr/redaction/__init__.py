@@ -23,7 +23,7 @@ from ..cassette.entries import Response
 from ..cassette.values import Value
 from ..errors import UnredactableBodyError
 from ..matching.jsonpath import Path, blank, looks_like_path, parse_path
-from ..wire.headers import CREDENTIAL_HEADERS, RESPONSE_HEADERS, is_credential_header
+from ..wire.headers import CREDENTIAL_HEADERS, RESPONSE_HEADERS, body_credentials, is_credential_header
 from . import known_clean
 from .secret_shapes import (
     MIN_SECRET,
@@ -104,11 +104,13 @@ class Redactor(Value):
             failure=response.failure,
         )
 
-    def learn(self, value: str | None) -> None:
-        """Remember a credential seen on a live request so it is scrubbed wherever it appears,
+    def learn(self, *values: str | None) -> None:
+        """Remember credentials seen on a live request so each is scrubbed wherever it appears,
         in each form a server may echo it in (percent-encoded, base64); a ``Basic`` header's
         user and password too."""
-        if value:
+        for value in values:
+            if not value:
+                continue
             whole, parts = credential_parts(value)
             if len(whole) >= MIN_SECRET:
                 self.secrets.add(whole)
@@ -220,6 +222,7 @@ class Redactor(Value):
         """
         if node is None:
             return None
+        self.learn(*body_credentials(node))  # a token handed on to an MCP server, whatever its shape
         if isinstance(node, dict) and len(node) == 1 and isinstance(node.get("base64"), str):
             return self._base64_body(node, where)
         if not self.patterns and not self.paths and not self._may_change(node):

@@ -21,6 +21,7 @@ from ..freshness.playlog import PlayRecord, read_record, read_records
 from ..storage.formats import OWN, by_name, readable, resolve, suffixes
 from ..storage.sniff import detect
 from .calls import Threads, call_data
+from .mcp import link_mcp
 
 FILES = suffixes(readable())  # every file a folder may hold that llmvcr reads
 _NOT_CASSETTES = (".llmvcr-plays.json", ".llmvcr-tmp-")
@@ -140,6 +141,7 @@ def cassette_data(
     calls = [call_data(entry, i, threads, _continues(raw[i])) for i, entry in enumerate(entries)]
     for position, asked in asked_by(entries).items():
         calls[position]["tool"]["asked_by"] = {"call": asked.call, "id": asked.tool_use_id}
+    link_mcp(calls, entries)
     played, unplayed = _unplayed(cassette, record)
     for call in calls:
         call["unplayed"] = call["i"] in unplayed

@@ -212,3 +212,20 @@ def test_ignore_applies_to_mcp_params(recorded: tuple[Path, dict[str, Any]]) -> 
         answer = anyio.run(_add, "python", 99)  # recorded with a=2: the ignored path does not count
     assert not isinstance(answer, MCPError)
     assert answer.content[0].text == "5"  # the recorded answer
+
+
+def test_a_second_connection_to_a_server_being_recorded_is_recorded_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An adapter that connects once per tool call (langchain-mcp-adapters): the second connection is
+    not answered from what the first just recorded, and both replay in order with nothing started."""
+    path = tmp_path / "twice.yaml"
+    with llmvcr.use_cassette(str(path), record_mode="once"):
+        live = [anyio.run(_add, sys.executable, a).content[0].text for a in (1, 2)]  # type: ignore[union-attr]
+    assert live == ["4", "5"]
+    methods = [e.request.method for e in load_cassette(str(path)).entries]
+    assert methods.count("initialize") == 2 and methods.count("tools/call") == 2  # two whole connections
+    started = _spawned(monkeypatch)
+    with llmvcr.use_cassette(str(path), record_mode="none") as cassette:
+        again = [anyio.run(_add, "/nowhere/python", a).content[0].text for a in (1, 2)]  # type: ignore[union-attr]
+    assert again == live and started == [] and cassette.unplayed == []

@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from browser import open_page, requests_made, start
 from selenium.webdriver.support.ui import WebDriverWait
-from test_linear import agent
+from weather_agent import agent
 
 import llmvcr
 from llmvcr.cli import main as cli
@@ -531,3 +532,77 @@ def test_other_recorders_files_are_shown_as_llmvcr_replays_them(tmp_path: Path) 
     for cassette, path in zip(shown, (otel, gz, VCRPY), strict=True):
         assert len(cassette["calls"]) == len(load(str(path))[0]) > 0
         assert all("reply" in call for call in cassette["calls"])
+
+
+# -- MCP calls beside the model turn that asked for them --------------------------------------------
+WEATHER_TOOLS = [
+    {
+        "name": "weather",
+        "description": "The weather in a city.",
+        "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    }
+]
+
+
+def mcp_agent_cassette(path: Path, client: Any) -> Path:
+    """A model turn that calls the weather tool, then the MCP connection that listed and ran it, then a second listing."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "weather in Paris?"}]
+    with llmvcr.use_cassette(path, record_mode="all", layout="full"):
+        reply = client.messages.create(
+            model="claude-sonnet-4-5", max_tokens=64, tools=WEATHER_TOOLS, messages=messages
+        )
+    use = next(b for b in reply.content if b.type == "tool_use")
+    document = yaml.safe_load(path.read_text())
+    listed = {"tools": [{"name": "weather", "inputSchema": WEATHER_TOOLS[0]["input_schema"]}]}
+    answer = {"content": [{"type": "text", "text": "21C in Paris"}]}
+    for method, params, result in (
+        ("tools/list", {}, listed),
+        ("tools/call", {"name": use.name, "arguments": use.input}, answer),
+        ("tools/list", {}, listed),  # a second connection: the linear layout holds its answer once
+    ):
+        document["entries"].append(
+            {
+                "provider": "mcp",
+                "request": {"method": method, "path": "stdio:python weather_server.py", "body": params},
+                "request_hash": "h",
+                "response": {"status": 200, "body": {"result": result}},
+            }
+        )
+    path.write_text(yaml.safe_dump(json.loads(json.dumps(document)), sort_keys=False))
+    assert cli(["rehash", str(path)]) == 0
+    return path
+
+
+def test_a_tools_call_names_the_model_turn_that_asked_for_it(tmp_path: Path, anthropic_client: Any) -> None:
+    cassette = mcp_agent_cassette(tmp_path / "agent.yaml", anthropic_client)
+    data = document(view(tmp_path / "page.html", cassette))["data"]
+    calls = data["cassettes"][0]["calls"] if "cassettes" in data else data["calls"]
+    model, listed, called, again = calls
+    assert again["mcp"]["method"] == "tools/list"
+    raw = data["cassettes"][0]["raw"] if "cassettes" in data else data["raw"]
+    assert raw[3]["response"]["body"]["result"] == {"same_as": 1}  # held once; the page shows it whole
+    assert called["asked_by"] == 0 and model["served_by"] == [2]
+    assert called["mcp"]["tool"] == "weather" and called["mcp"]["result"] == "21C in Paris"
+    assert listed["mcp"] == {"server": "stdio:python weather_server.py", "method": "tools/list"}
+    assert "asked_by" not in listed
+
+
+@pytest.mark.slow
+def test_mcp_calls_beside_their_model_turn_in_a_browser(
+    tmp_path: Path, anthropic_client: Any, browser: Any
+) -> None:
+    page = view(tmp_path / "page.html", mcp_agent_cassette(tmp_path / "agent.yaml", anthropic_client))
+    requests_made(browser)
+    open_page(browser, page)
+    asked = js(
+        browser, "return [...document.querySelectorAll('.asked-by a')].map(a => a.getAttribute('href'))"
+    )
+    served = js(browser, "return [...document.querySelectorAll('.served-by a')].map(a => a.textContent)")
+    assert [h.rsplit("-", 1)[1] for h in asked] == ["0"]
+    assert served == ["#2 weather"]
+    result = js(browser, "return document.querySelector('.mcp-result').textContent")
+    assert result == "21C in Paris"
+    browser.find_elements("css selector", ".raw-box summary")[-1].click()  # the second tools/list
+    shown = WebDriverWait(browser, 30).until(lambda d: d.find_elements("css selector", ".raw-response"))
+    assert json.loads(shown[-1].text)["body"]["result"]["tools"][0]["name"] == "weather"  # shown whole
+    assert requests_made(browser) == [page.resolve().as_uri()]

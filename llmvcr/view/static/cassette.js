@@ -64,7 +64,7 @@ function timelineNode(c, onPick) {
     const g = canvas.getContext("2d");
     g.scale(ratio, ratio);
     for (const [x0, w, call] of spans) {
-      g.fillStyle = call.status >= 400 || call.error ? "#c0392b" : call.unplayed ? "#b9770e" : call.ms ? "#2e86c1" : "#95a5a6";
+      g.fillStyle = call.status >= 400 || call.error ? "#c0392b" : call.unplayed ? "#b9770e" : call.mcp ? "#8e44ad" : call.ms ? "#2e86c1" : "#95a5a6";
       g.fillRect(x0 + 0.5, 4, Math.max(w - 1, 1), 22);
       if (call.ms && call.events > 1) {
         const events = c.raw[call.i].response.stream;
@@ -82,14 +82,15 @@ function timelineNode(c, onPick) {
     const hit = at(e.offsetX);
     if (!hit) { tip.textContent = ""; return; }
     const call = hit[2];
-    tip.textContent = `#${call.i} ${S(call.model) || call.path} · ${call.status} · ${call.ms ? ms(call.ms) + `, ${plural(call.events, "event")}` : "duration not recorded"}`;
+    const what = call.mcp ? `MCP ${S(call.mcp.method)} ${S(call.mcp.tool) || ""}` : S(call.model) || S(call.path);
+    tip.textContent = `#${call.i} ${what} · ${call.status} · ${call.ms ? ms(call.ms) + `, ${plural(call.events, "event")}` : "duration not recorded"}`;
   });
   canvas.addEventListener("click", (e) => { const hit = at(e.offsetX); if (hit) onPick(hit[2]); });
   requestAnimationFrame(draw);
   return el("div", { class: "timeline-wrap" }, el("h2", null, "Timeline"),
     el("p", { class: "hint" }, known.length
-      ? "One bar per call, as long as its stream took to arrive (calls without a stream recorded no duration and get a fixed width); white ticks are stream events at their arrival offsets."
-      : "One bar per call, in the order they were made: no call here recorded how long it took (only a stream's arrival offsets are kept)."),
+      ? "One bar per call (purple: a tool server's MCP call), as long as its stream took to arrive (calls without a stream recorded no duration and get a fixed width); white ticks are stream events at their arrival offsets."
+      : "One bar per call (purple: a tool server's MCP call), in the order they were made: no call here recorded how long it took (only a stream's arrival offsets are kept)."),
     box);
 }
 
@@ -117,6 +118,15 @@ function fullBody(c, i) {
   return out;
 }
 
+// An MCP answer the linear layout holds once: {same_as: N} in its response.body.result.
+function fullResponse(c, i) {
+  const response = c.raw[i].response || {};
+  const body = response.body;
+  if (!body || typeof body !== "object" || !isReference(body.result) || !("same_as" in body.result)) return response;
+  const result = fullResponse(c, body.result.same_as).body.result;
+  return Object.assign({}, response, { body: Object.assign({}, body, { result }) });
+}
+
 function rawNode(c, i) {
   const raw = c.raw[i];
   const request = Object.assign({}, raw.request, { body: fullBody(c, i) });
@@ -125,7 +135,7 @@ function rawNode(c, i) {
   delete head.response;
   return [
     el("h4", null, "request"), el("pre", { class: "raw raw-request" }, pretty(R(Object.assign(head, { request })))),
-    el("h4", null, "response"), el("pre", { class: "raw raw-response" }, pretty(R(raw.response))),
+    el("h4", null, "response"), el("pre", { class: "raw raw-response" }, pretty(R(fullResponse(c, i)))),
   ];
 }
 
@@ -209,10 +219,35 @@ function playerNode(c, call) {
     el("pre", { class: "played" }, out));
 }
 
+// An MCP call: the server, the tool and its arguments, its answer, and the model turn that asked.
+function mcpNode(call, links) {
+  const m = call.mcp;
+  const box = el("div", { class: "conversation mcp" });
+  if (call.asked_by !== undefined) {
+    add(box, el("div", { class: "asked-by" },
+      el("a", { href: `#${links.prefix}-call-${call.asked_by}` }, `asked for by model turn #${call.asked_by}`)));
+  }
+  add(box, el("div", { class: "mcp-server" }, "server ", el("code", null, S(m.server))));
+  if (m.tool !== undefined) {
+    add(box, el("div", { class: "block tool-use" }, el("span", { class: "tool-name" }, `calls ${S(m.tool)}`), " ",
+      el("code", null, JSON.stringify(R(m.arguments)))));
+    add(box, el("div", { class: "block tool-result mcp-result" }, el("div", { class: "text" }, S(m.result))));
+  } else if (call.preview) box.appendChild(el("div", { class: "preview" }, el("code", null, call.preview)));
+  return box;
+}
+
+// The MCP calls that answered a model turn's tool calls, listed beside it.
+function servedNode(call, links, calls) {
+  return el("div", { class: "served-by" }, "its tools, called over MCP: ", call.served_by.map((i, k) => [
+    k ? ", " : "", el("a", { href: `#${links.prefix}-call-${i}` }, `#${i} ${S(calls[i].mcp.tool)}`),
+  ]));
+}
+
 function callNode(c, call, links) {
   const flags = [call.unplayed ? "unplayed" : "", call.status >= 400 || call.error ? "failed" : "", call.stream ? "streamed" : ""];
   const head = el("h3", null, el("a", { class: "num", href: `#${links.prefix}-call-${call.i}` }, `#${call.i}`), " ",
-    el("span", { class: "provider" }, call.provider), " ", el("code", null, `${call.method} ${S(call.path)}`),
+    el("span", { class: "provider" }, S(call.provider)), " ", el("code", null, `${S(call.method)} ${S(call.path)}`),
+    call.asked_by !== undefined ? badge(`asked by #${call.asked_by}`, "info") : null,
     " · ", el("span", { class: "model" }, S(call.model) || "–"), " · ", el("span", { class: "status" }, String(call.status)),
     call.stream ? badge(`stream · ${plural(call.events, "event")} · ${ms(call.ms)}`, "info") : null,
     call.unplayed ? badge("unplayed in the last run", "warn") : null,
@@ -222,7 +257,8 @@ function callNode(c, call, links) {
     el("span", { class: "tokens", data: { in: call.in, out: call.out } }, tokens(call.in, call.out)), " · ",
     el("span", { class: "usd" }, usd(call.usd)));
   const section = el("section", { class: `call ${flags.join(" ")}`, id: `${links.prefix}-call-${call.i}`, data: { i: call.i } },
-    head, facts, conversationNode(call, links, c.calls));
+    head, facts, call.mcp ? mcpNode(call, links) : conversationNode(call, links, c.calls));
+  if (call.served_by) section.appendChild(servedNode(call, links, c.calls));
   if (call.stream && call.events) section.appendChild(playerNode(c, call));
   section.appendChild(folded("raw request and response", () => rawNode(c, call.i), { class: "raw-box" }));
   return section;

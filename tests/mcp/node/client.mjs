@@ -1,11 +1,16 @@
-// The TypeScript MCP SDK's client over stdio: starts `COMMAND ARGS...` (llmvcr mcp, in the tests) and prints
-// what the server answered as one JSON line.
+// The TypeScript MCP SDK's client: over stdio it starts `COMMAND ARGS...` (llmvcr mcp, in the tests); given
+// an http(s) URL it connects over streamable HTTP (llmvcr serve --mcp, in the tests). It prints what the
+// server answered as one JSON line.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
 const [command, ...args] = process.argv.slice(2);
 const client = new Client({ name: "llmvcr-node-test", version: "1.0.0" });
-await client.connect(new StdioClientTransport({ command, args }));
+const transport = /^https?:\/\//.test(command)
+  ? new StreamableHTTPClientTransport(new URL(command))
+  : new StdioClientTransport({ command, args });
+await client.connect(transport);
 const tools = await client.listTools();
 const now = await client.callTool({ name: "now", arguments: {} });
 const added = await client.callTool({ name: "add", arguments: { a: 4, b: 5 } });
