@@ -3,8 +3,7 @@
 ``Session.decide`` is the whole policy for one request: redact it (every provider's requests
 pass here, so no adapter can skip it), take an injected fault, match it, answer with a
 :class:`Decision`. ``Decision.record`` is the way back: the live response is redacted, passed to
-``before_record`` and written. The session installs nothing and knows no SDK; ``llmvcr.api``
-opens it and ``llmvcr._active`` finds it.
+``before_record`` and written. It installs nothing and knows no SDK; ``llmvcr.lifecycle`` opens it.
 """
 
 from __future__ import annotations
