@@ -7,10 +7,11 @@ import json
 import os
 import sys
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from ..cassette import Cassette, Entry
-from ..convert import JSON, api_stop_reason, read_call
+from ..convert import JSON, Call, api_stop_reason, read_call
 from ..convert.tool_calls import asked_by, tool_call_of, tool_lines
 from ..errors import CommandError, LLMVCRError
 from ..matching.diff import shorten_pair, structural_diff
@@ -131,64 +132,82 @@ def _block_lines(role: str, block: JSON, arrow: str) -> list[str]:
     return [_indent(block["content"], f"{arrow}tool result [{block['tool_use_id']}]{flag}: ")]
 
 
-def show_lines(cassette: Cassette, fmt: str = "llmvcr") -> Iterator[str]:
-    """The cassette as a readable conversation: only what each call adds to the one before it."""
-    seed = f", seed {cassette.seed!r}" if cassette.seed is not None else ""
-    kind = "" if fmt == "llmvcr" else f" (a {fmt} cassette, shown as llmvcr replays it)"
-    yield f"{cassette.path or '(in memory)'}: {entries(len(cassette))}{seed}{kind}"
-    history: list[JSON] = []
-    system = None
-    every = cassette.entries
-    asked = asked_by(every)
-    for position, entry in enumerate(every):
-        if mcp_wire.is_mcp(entry):
-            yield ""
-            yield from _mcp_lines(position, entry)
-            continue
-        tool = tool_call_of(entry)
-        if tool is not None:
-            yield ""
-            yield f"[{position}] tool {tool.name} · {entry.response.status}"
-            yield from tool_lines(tool, asked.get(position))
-            continue
-        call = read_call(entry, position)
-        body = entry.request.body if isinstance(entry.request.body, dict) else {}
-        res = entry.response
-        wire_format = lookup(entry.provider)
-        streams = wire_format.answers_with_stream(res) if wire_format else res.stream is not None
-        streamed = ", streamed" if streams else ""
-        cut = res.truncated and not stream_finished(res.stream or [], entry.provider)
-        truncated = ", truncated" if cut else ""
-        yield ""
-        yield (
-            f"[{position}] {entry.provider} {entry.request.method} {entry.request.path}"
-            f" · {model_of(entry.provider, entry.request) or '-'} · {res.status}{streamed}{truncated}"
-        )
-        if call is None:
-            summary = json.dumps(body.get("input", body), ensure_ascii=False)
-            yield f"    request: {summary[:200]}" + ("…" if len(summary) > 200 else "")
-            error = error_message(entry.provider, res.body) if res.status >= 400 else None
-            if error is not None:
-                yield f"  → error: {error}"
-            continue
+def _heading(position: int, entry: Entry) -> str:
+    """An entry's first line: where it went, the model, the status, and whether it streamed or was cut."""
+    res = entry.response
+    wire_format = lookup(entry.provider)
+    streams = wire_format.answers_with_stream(res) if wire_format else res.stream is not None
+    streamed = ", streamed" if streams else ""
+    cut = res.truncated and not stream_finished(res.stream or [], entry.provider)
+    truncated = ", truncated" if cut else ""
+    return (
+        f"[{position}] {entry.provider} {entry.request.method} {entry.request.path}"
+        f" · {model_of(entry.provider, entry.request) or '-'} · {res.status}{streamed}{truncated}"
+    )
+
+
+def _other_lines(entry: Entry) -> Iterator[str]:
+    """An entry that is not a model call (embeddings, token counts): its request, and its error."""
+    body = entry.request.body if isinstance(entry.request.body, dict) else {}
+    res = entry.response
+    summary = json.dumps(body.get("input", body), ensure_ascii=False)
+    yield f"    request: {summary[:200]}" + ("…" if len(summary) > 200 else "")
+    error = error_message(entry.provider, res.body) if res.status >= 400 else None
+    if error is not None:
+        yield f"  → error: {error}"
+
+
+@dataclass
+class _Conversation:
+    """The conversation so far (empty after a failed call) and its system prompt: a call shows only
+    what it adds to them."""
+
+    history: list[JSON] = field(default_factory=list)
+    system: str | None = None
+
+    def lines(self, call: Call) -> Iterator[str]:
         messages = call.request["messages"]
+        history = self.history
         fresh = messages[len(history) :] if messages[: len(history)] == history and history else messages
-        if call.request["system"] and (call.request["system"] != system or fresh is messages):
+        if call.request["system"] and (call.request["system"] != self.system or fresh is messages):
             yield _indent(call.request["system"], "    system: ")
-        system = call.request["system"]
+        self.system = call.request["system"]
         for message in fresh:
             for block in message["content"]:
                 yield from _block_lines(message["role"], block, "    ")
         if call.response is None:
             yield f"  → error: {call.error}"
-            history = []
-            continue
+            self.history = []
+            return
         for block in call.response["message"]["content"]:
             yield from _block_lines("assistant", block, "  → ")
         u = call.response["usage"]
         reason = api_stop_reason(call.api, call.response["stop_reason"])  # "stop", not "end_turn"
         yield f"    ({reason}; {u['input_tokens']} in, {u['output_tokens']} out)"
-        history = [*messages, call.response["message"]]
+        self.history = [*messages, call.response["message"]]
+
+
+def show_lines(cassette: Cassette, fmt: str = "llmvcr") -> Iterator[str]:
+    """The cassette as a readable conversation: only what each call adds to the one before it."""
+    seed = f", seed {cassette.seed!r}" if cassette.seed is not None else ""
+    kind = "" if fmt == "llmvcr" else f" (a {fmt} cassette, shown as llmvcr replays it)"
+    yield f"{cassette.path or '(in memory)'}: {entries(len(cassette))}{seed}{kind}"
+    conversation = _Conversation()
+    every = cassette.entries
+    asked = asked_by(every)
+    for position, entry in enumerate(every):
+        yield ""
+        if mcp_wire.is_mcp(entry):
+            yield from _mcp_lines(position, entry)
+            continue
+        tool = tool_call_of(entry)
+        if tool is not None:
+            yield f"[{position}] tool {tool.name} · {entry.response.status}"
+            yield from tool_lines(tool, asked.get(position))
+            continue
+        call = read_call(entry, position)
+        yield _heading(position, entry)
+        yield from _other_lines(entry) if call is None else conversation.lines(call)
 
 
 def _mcp_lines(position: int, entry: Entry) -> Iterator[str]:

@@ -151,14 +151,56 @@ def _no_content(where: str, bare: list[JSON], calls: list[JSON]) -> CassetteForm
     )
 
 
-def _add_tool(cassette: Cassette, span: JSON, where: str) -> None:
+def _add_tool(cassette: Cassette, span: JSON, where: str, stacklevel: int = 3) -> None:
     made = tool_entry(span)
     if isinstance(made, str):
         warnings.warn(
-            f"{where}: span {span.get('spanId')}: {made}; left out", ConversionWarning, stacklevel=3
+            f"{where}: span {span.get('spanId')}: {made}; left out", ConversionWarning, stacklevel=stacklevel
         )
     else:
         cassette.append(made)
+
+
+def _model_calls(where: str, spans: list[JSON], calls: list[JSON], trace_id: str | None) -> list[JSON]:
+    """The export's model calls (of ``trace_id`` when given); an error when there are none, or when
+    they were traced without their messages."""
+    if trace_id is not None:
+        calls = [c for c in calls if c.get("traceId") == trace_id]
+    if not calls:
+        picked = f" in trace {trace_id}" if trace_id else ""
+        raise CassetteFormatError(
+            where,
+            f"no model call{picked}: {_seen(spans)}, none a GenAI chat span (gen_ai.operation.name "
+            "'chat' or 'generate_content' with gen_ai.provider.name, traceloop's gen_ai.prompt.N, or "
+            "OpenInference's openinference.span.kind=LLM). Export the spans of an LLM instrumentation "
+            "(docs/converters/otel.md lists those read)",
+        )
+    bare = [c for c in calls if "gen_ai.input.messages" not in c["attributes"]]
+    if bare:
+        raise _no_content(where, bare, calls)
+    return calls
+
+
+def _described(call: JSON) -> JSON:
+    """Where a call came from, kept in the cassette's metadata."""
+    start, end = int(call.get("startTimeUnixNano") or 0), int(call.get("endTimeUnixNano") or 0)
+    return {
+        "trace_id": call.get("traceId"),
+        "span_id": call.get("spanId"),
+        "spans": call["merged"],
+        "scopes": call["scopes"],  # the instrumentations that wrote the call
+        "name": call.get("name"),
+        "start": _iso(start),
+        "duration_ms": round((end - start) / 1e6, 1),
+    }
+
+
+def _add_tools_before(cassette: Cassette, ran: list[JSON], call: JSON, where: str) -> None:
+    """The tool spans (``ran``, in start order) that started before ``call``, taken off ``ran`` and
+    added to the cassette: a tool entry sits in its place in time."""
+    start = int(call.get("startTimeUnixNano") or 0)
+    while ran and int(ran[0].get("startTimeUnixNano") or 0) < start:
+        _add_tool(cassette, ran.pop(0), where, stacklevel=4)
 
 
 def from_otel(
@@ -184,21 +226,7 @@ def from_otel(
     """
     where = source_name(source)
     spans, logs = read_export(source)
-    calls = genai_calls(spans, logs)
-    if trace_id is not None:
-        calls = [c for c in calls if c.get("traceId") == trace_id]
-    if not calls:
-        picked = f" in trace {trace_id}" if trace_id else ""
-        raise CassetteFormatError(
-            where,
-            f"no model call{picked}: {_seen(spans)}, none a GenAI chat span (gen_ai.operation.name "
-            "'chat' or 'generate_content' with gen_ai.provider.name, traceloop's gen_ai.prompt.N, or "
-            "OpenInference's openinference.span.kind=LLM). Export the spans of an LLM instrumentation "
-            "(docs/converters/otel.md lists those read)",
-        )
-    bare = [c for c in calls if "gen_ai.input.messages" not in c["attributes"]]
-    if bare:
-        raise _no_content(where, bare, calls)
+    calls = _model_calls(where, spans, genai_calls(spans, logs), trace_id)
     traces = list(dict.fromkeys(str(c.get("traceId")) for c in calls))
     if len(traces) > 1:
         warnings.warn(
@@ -212,8 +240,7 @@ def from_otel(
     unsupported: list[str] = []
     ran = tool_spans(spans, trace_id) if tools else []
     for call in calls:
-        while ran and int(ran[0].get("startTimeUnixNano") or 0) < int(call.get("startTimeUnixNano") or 0):
-            _add_tool(cassette, ran.pop(0), where)
+        _add_tools_before(cassette, ran, call, where)
         attrs = call["attributes"]
         named = str(attrs.get("gen_ai.provider.name") or attrs.get("gen_ai.system")).lower()
         provider = PROVIDERS.get(named, "openai" if "openai" in named else named)
@@ -228,18 +255,7 @@ def from_otel(
         notes: list[str] = []
         streamed = attrs.get(STREAMED) if stream is None else stream
         cassette.append(_entry(call, provider, streamed, notes))
-        start, end = int(call.get("startTimeUnixNano") or 0), int(call.get("endTimeUnixNano") or 0)
-        described.append(
-            {
-                "trace_id": call.get("traceId"),
-                "span_id": call.get("spanId"),
-                "spans": call["merged"],
-                "scopes": call["scopes"],  # the instrumentations that wrote the call
-                "name": call.get("name"),
-                "start": _iso(start),
-                "duration_ms": round((end - start) / 1e6, 1),
-            }
-        )
+        described.append(_described(call))
         for note in notes:
             warnings.warn(
                 f"{where}: entry {len(cassette) - 1} (span {call.get('spanId')}): {note}",

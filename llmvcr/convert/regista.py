@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import warnings
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
@@ -32,7 +33,7 @@ from .regista_trace import (
     new_ulid,
     read_trace,
 )
-from .responses import read_call
+from .responses import model_calls
 from .tool_calls import ToolCall, asked_by, tool_call_of
 
 __all__ = ["canonical_hash", "from_regista_trace", "read_trace", "to_regista_trace"]
@@ -71,6 +72,209 @@ def _ran(tool: ToolCall) -> tuple[Any, bool]:
     return (value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)), False
 
 
+def _start(calls: list[Call], kept: JSON, reasons: list[str]) -> JSON:
+    """The ``session.start`` event: the task, instructions, model and tools of the first request."""
+    first = calls[0].request if calls else None
+    messages = first["messages"] if first else []
+    task = ""
+    if messages and messages[0]["role"] == "user":
+        task = "".join(b.get("text", "") for b in messages[0]["content"] if b["type"] == "text")
+    if first is not None and messages != [{"role": "user", "content": [text_block(task)]}]:
+        reasons.append(
+            f"{calls[0].label} starts with {len(messages)} message(s), not the task alone "
+            "(regista's first request is one user text message)"
+        )
+    if len({_provider(c) for c in calls}) > 1:
+        reasons.append("the cassette mixes Anthropic and OpenAI calls")
+    return {
+        "type": "session.start",
+        "task": task,
+        "instructions": first["system"] if first else "",
+        "model": first["model"] if first else "",
+        "provider": _provider(calls[0]) if calls else "anthropic",
+        "tool_schemas": first["tools"] if first else [],
+        "policy": "allow_all",
+        "context": dict(DEFAULT_CONTEXT),
+        "regista_version": f"llmvcr-{LLMVCR_VERSION}",
+        "replay_of": None,
+        "skills": [],
+        "parent_session_id": None,
+        "llmvcr": kept,
+    }
+
+
+def _error(call: Call, retried: bool) -> JSON:
+    return {
+        "type": "error",
+        "phase": "llm.request",
+        "error_type": "ProviderError",
+        "message": call.error or "",
+        "retried": retried,
+    }
+
+
+@dataclass
+class _Session:
+    """What ``session.end`` reports, summed turn by turn, and the conversation the next request
+    should continue (None after a failed call)."""
+
+    expected: list[JSON] | None
+    turn: int = 0
+    total: JSON = field(default_factory=usage)
+    cost: float = 0.0
+    wall: int = 0
+    output: str = ""
+    stop: str = "completed"
+
+    def answered(self, call: Call, response: JSON, cost: float | None) -> None:
+        self.total = usage(*(self.total[key] + response["usage"][key] for key in self.total))
+        self.cost += cost or 0.0
+        self.wall += call.latency_ms
+        text = "".join(b["text"] for b in response["message"]["content"] if b["type"] == "text")
+        self.output = text or self.output
+        self.expected = call.request["messages"] + [response["message"]]
+        self.stop = "completed"
+
+    def end(self) -> JSON:
+        return {
+            "type": "session.end",
+            "stop_reason": self.stop,
+            "turns": self.turn,
+            "usage": self.total,
+            "cost_usd": self.cost,
+            "wall_time_ms": self.wall,
+            "final_output": self.output,
+        }
+
+
+def _result(use_id: str, found: dict[str, JSON], ran: dict[str, ToolCall]) -> tuple[Any, bool] | None:
+    """A tool call's content and ``is_error``: from the next request, else from the tool entry that
+    ran it (the recording stopped after the tool ran), else None."""
+    if use_id in found:
+        return found[use_id]["content"], found[use_id]["is_error"]
+    if use_id in ran:
+        return _ran(ran[use_id])
+    return None
+
+
+def _tool_turn(
+    call: Call, after: Call | None, session: _Session, reasons: list[str], ran: dict[str, ToolCall]
+) -> list[JSON]:
+    """The tool calls of an answer, each allowed, and the results the next request carries (or
+    the tool entries hold)."""
+    assert call.response is not None and session.expected is not None
+    uses = [b for b in call.response["message"]["content"] if b["type"] == "tool_use"]
+    found = _tool_results(after)
+    events: list[JSON] = []
+    for b in uses:
+        events.append({"type": "tool.call", "tool_use_id": b["id"], "name": b["name"], "input": b["input"]})
+        events.append(
+            {
+                "type": "permission.decision",
+                "tool_use_id": b["id"],
+                "decision": "allow",
+                "resolution": None,
+                "policy": "allow_all",
+                "reason": "",
+            }
+        )
+    results = [(b["id"], _result(b["id"], found, ran)) for b in uses]
+    events += [
+        {"type": "tool.result", "tool_use_id": id, "content": r[0], "is_error": r[1], "duration_ms": 0}
+        for id, r in results
+        if r is not None
+    ]
+    if after is None:
+        session.stop = "max_turns"  # regista stops before the next request when the turns run out
+    elif all(b["id"] in found for b in uses):
+        blocks = [
+            {
+                "type": "tool_result",
+                "tool_use_id": b["id"],
+                "content": found[b["id"]]["content"],
+                "is_error": found[b["id"]]["is_error"],
+            }
+            for b in uses
+        ]
+        session.expected.append({"role": "user", "content": blocks})
+    else:
+        reasons.append(f"{after.label} does not carry a result for every tool call of {call.label}")
+    return events
+
+
+def _turn(
+    call: Call,
+    after: Call | None,
+    first: JSON,
+    session: _Session,
+    reasons: list[str],
+    ran: dict[str, ToolCall],
+) -> list[JSON]:
+    """One model call's events, and every reason regista's loop would not have made it so."""
+    session.turn += 1
+    request = call.request
+    if session.expected is not None and request["messages"] != session.expected:
+        reasons.append(f"{call.label} does not continue the conversation of the call before it")
+    reasons.extend(
+        f"{call.label} changes {key!r} (regista keeps the first request's for the session)"
+        for key in ("model", "system", "tools", "max_tokens", "params")
+        if request[key] != first[key]
+    )
+    turn = session.turn
+    events = [
+        {"type": "llm.request", "turn": turn, "request": request, "request_hash": canonical_hash(request)}
+    ]
+    response = call.response
+    if response is None:
+        session.stop, session.expected = "error", None
+        if after is not None:
+            reasons.append(
+                f"{call.label} failed and the cassette goes on (regista ends a session at an error)"
+            )
+        return [*events, _error(call, retried=False)]
+    cost = cost_of(call.entry)
+    events.append(
+        {
+            "type": "llm.response",
+            "turn": turn,
+            "response": response,
+            "usage": response["usage"],
+            "cost_usd": cost,
+            "latency_ms": call.latency_ms,
+            "replayed": False,
+        }
+    )
+    session.answered(call, response, cost)
+    if response["stop_reason"] == "tool_use":
+        events += _tool_turn(call, after, session, reasons, ran)
+    elif response["stop_reason"] in FINAL_STOP_REASONS and after is not None:
+        reasons.append(
+            f"{after.label} follows a final answer ({response['stop_reason']!r}); "
+            "regista ends the session there"
+        )
+    return events
+
+
+def _tool_entries(cassette: Cassette) -> tuple[dict[str, ToolCall], dict[int, list[str]]]:
+    """The tools the agent ran (tool entries) by the ``tool_use`` id that asked for each, and every
+    tool entry by position with what to say of it (one no model call asked for is left out)."""
+    asked = asked_by(cassette.entries)
+    ran: dict[str, ToolCall] = {}
+    aside: dict[int, list[str]] = {}
+    for position, entry in enumerate(cassette.entries):
+        tool = tool_call_of(entry)
+        if tool is None:
+            continue
+        aside[position] = []
+        if position in asked:
+            ran[asked[position].tool_use_id] = tool
+        else:
+            aside[position].append(
+                f"entry {position} (tool {tool.name}) was asked for by no model call; left out"
+            )
+    return ran, aside
+
+
 def _plan(
     calls: list[Call], kept: JSON, ran: dict[str, ToolCall] | None = None
 ) -> tuple[list[JSON], list[str]]:
@@ -83,180 +287,16 @@ def _plan(
     """
     ran = ran or {}
     reasons: list[str] = []
-    first = calls[0].request if calls else None
-    messages = first["messages"] if first else []
-    task = ""
-    if messages and messages[0]["role"] == "user":
-        task = "".join(b.get("text", "") for b in messages[0]["content"] if b["type"] == "text")
-    if first is not None and messages != [{"role": "user", "content": [text_block(task)]}]:
-        reasons.append(
-            f"{calls[0].label} starts with {len(messages)} message(s), not the task alone "
-            "(regista's first request is one user text message)"
-        )
-    apis = {_provider(c) for c in calls}
-    if len(apis) > 1:
-        reasons.append("the cassette mixes Anthropic and OpenAI calls")
-    events: list[JSON] = [
-        {
-            "type": "session.start",
-            "task": task,
-            "instructions": first["system"] if first else "",
-            "model": first["model"] if first else "",
-            "provider": _provider(calls[0]) if calls else "anthropic",
-            "tool_schemas": first["tools"] if first else [],
-            "policy": "allow_all",
-            "context": dict(DEFAULT_CONTEXT),
-            "regista_version": f"llmvcr-{LLMVCR_VERSION}",
-            "replay_of": None,
-            "skills": [],
-            "parent_session_id": None,
-            "llmvcr": kept,
-        }
-    ]
-    total = usage()
-    cost = 0.0
-    wall = 0
-    turn = 0
-    output = ""
-    stop = "completed"
-    expected: list[JSON] | None = messages
+    events = [_start(calls, kept, reasons)]
+    session = _Session(expected=calls[0].request["messages"] if calls else [])
     for k, call in enumerate(calls):
         after = calls[k + 1] if k + 1 < len(calls) else None
         if call.response is None and after is not None and after.request == call.request:
             # The SDK's retry of a failed call: regista's providers retry inside one traced call.
-            events.append(
-                {
-                    "type": "error",
-                    "phase": "llm.request",
-                    "error_type": "ProviderError",
-                    "message": call.error or "",
-                    "retried": True,
-                }
-            )
+            events.append(_error(call, retried=True))
             continue
-        turn += 1
-        request = call.request
-        if expected is not None and request["messages"] != expected:
-            reasons.append(f"{call.label} does not continue the conversation of the call before it")
-        assert first is not None
-        reasons.extend(
-            f"{call.label} changes {key!r} (regista keeps the first request's for the session)"
-            for key in ("model", "system", "tools", "max_tokens", "params")
-            if request[key] != first[key]
-        )
-        events.append(
-            {"type": "llm.request", "turn": turn, "request": request, "request_hash": canonical_hash(request)}
-        )
-        if call.response is None:
-            events.append(
-                {
-                    "type": "error",
-                    "phase": "llm.request",
-                    "error_type": "ProviderError",
-                    "message": call.error or "",
-                    "retried": False,
-                }
-            )
-            stop = "error"
-            if after is not None:
-                reasons.append(
-                    f"{call.label} failed and the cassette goes on (regista ends a session at an error)"
-                )
-            expected = None
-            continue
-        response = call.response
-        turn_cost = cost_of(call.entry)
-        events.append(
-            {
-                "type": "llm.response",
-                "turn": turn,
-                "response": response,
-                "usage": response["usage"],
-                "cost_usd": turn_cost,
-                "latency_ms": call.latency_ms,
-                "replayed": False,
-            }
-        )
-        total = usage(*(total[key] + response["usage"][key] for key in total))
-        cost += turn_cost or 0.0
-        wall += call.latency_ms
-        text = "".join(b["text"] for b in response["message"]["content"] if b["type"] == "text")
-        output = text or output
-        expected = request["messages"] + [response["message"]]
-        stop = "completed"
-        if response["stop_reason"] == "tool_use":
-            uses = [b for b in response["message"]["content"] if b["type"] == "tool_use"]
-            found = _tool_results(after)
-            for block in uses:
-                events.append(
-                    {
-                        "type": "tool.call",
-                        "tool_use_id": block["id"],
-                        "name": block["name"],
-                        "input": block["input"],
-                    }
-                )
-                events.append(
-                    {
-                        "type": "permission.decision",
-                        "tool_use_id": block["id"],
-                        "decision": "allow",
-                        "resolution": None,
-                        "policy": "allow_all",
-                        "reason": "",
-                    }
-                )
-            for block in uses:
-                if block["id"] in found:
-                    content, is_error = found[block["id"]]["content"], found[block["id"]]["is_error"]
-                elif block["id"] in ran:
-                    content, is_error = _ran(ran[block["id"]])
-                else:
-                    continue
-                events.append(
-                    {
-                        "type": "tool.result",
-                        "tool_use_id": block["id"],
-                        "content": content,
-                        "is_error": is_error,
-                        "duration_ms": 0,
-                    }
-                )
-            if after is None:
-                stop = "max_turns"  # regista stops before the next request when the turns run out
-            elif all(b["id"] in found for b in uses):
-                expected.append(
-                    {
-                        "role": "user",
-                        "content": [
-                            {
-                                "type": "tool_result",
-                                "tool_use_id": b["id"],
-                                "content": found[b["id"]]["content"],
-                                "is_error": found[b["id"]]["is_error"],
-                            }
-                            for b in uses
-                        ],
-                    }
-                )
-            else:
-                reasons.append(f"{after.label} does not carry a result for every tool call of {call.label}")
-        elif response["stop_reason"] in FINAL_STOP_REASONS and after is not None:
-            reasons.append(
-                f"{after.label} follows a final answer ({response['stop_reason']!r}); "
-                "regista ends the session there"
-            )
-    events.append(
-        {
-            "type": "session.end",
-            "stop_reason": stop,
-            "turns": turn,
-            "usage": total,
-            "cost_usd": cost,
-            "wall_time_ms": wall,
-            "final_output": output,
-        }
-    )
+        events += _turn(call, after, calls[0].request, session, reasons, ran)
+    events.append(session.end())
     return events, reasons
 
 
@@ -276,30 +316,8 @@ def to_regista_trace(
     strict ``regista.replay()`` will diverge. Returns the path written.
     """
     cassette = _cassette(cassette)
-    calls: list[Call] = []
-    left_out: list[str] = []
-    entries = cassette.entries
-    asked = asked_by(entries)
-    ran: dict[str, ToolCall] = {}
-    for position, entry in enumerate(entries):
-        tool = tool_call_of(entry)
-        if tool is not None:  # a tool the agent ran: its tool.call and tool.result events
-            if position in asked:
-                ran[asked[position].tool_use_id] = tool
-            else:
-                left_out.append(
-                    f"entry {position} (tool {tool.name}) was asked for by no model call; left out"
-                )
-            continue
-        call = read_call(entry, position)
-        if call is None:
-            left_out.append(
-                f"entry {position} ({entry.provider} {entry.request.method} {entry.request.path}) "
-                "is not a model call; left out"
-            )
-        else:
-            calls.append(call)
-            left_out.extend(f"entry {position}: {note}" for note in call.notes)
+    ran, aside = _tool_entries(cassette)
+    calls, left_out = model_calls(cassette, aside)
     kept: JSON = {
         "seed": cassette.seed,
         "metadata": cassette.metadata,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..cassette import Cassette, Entry
@@ -299,13 +300,20 @@ def read_call(entry: Entry, position: int) -> Call | None:
     return Call(position, entry, api, request, response, None, latency, notes)
 
 
-def model_calls(cassette: Cassette) -> tuple[list[Call], list[str]]:
+def model_calls(
+    cassette: Cassette, aside: Mapping[int, Sequence[str]] | None = None
+) -> tuple[list[Call], list[str]]:
     """Every model call of ``cassette`` in the neutral view, and what the view leaves out: the entries
     that are not model calls (``entry 3 (openai POST /v1/embeddings) is not a model call; left out``)
-    and what a call held that the view cannot."""
+    and what a call held that the view cannot. ``aside`` holds the entries the caller reads itself
+    (a tool entry), by position, each with what to say of it in its place (often nothing)."""
+    aside = aside or {}
     calls: list[Call] = []
     left_out: list[str] = []
     for position, entry in enumerate(cassette.entries):
+        if position in aside:
+            left_out.extend(aside[position])
+            continue
         call = read_call(entry, position)
         if call is None:
             request = entry.request
