@@ -1,6 +1,6 @@
 """The in-memory cassette: a list of entries, an index by request hash, and play bookkeeping.
 
-An entry loaded from a file is built when first used (``linear.LoadedEntries``), so a 10,000-entry
+An entry loaded from a file is built when first used (``loaded.LoadedEntries``), so a 10,000-entry
 cassette loads at the speed of the parser: only the stored ``request_hash`` is read up front.
 """
 
@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .entries import Entry, Request, Response
-from .linear import DEFAULT_LAYOUT, FORMAT_VERSION, Layout, LoadedEntries
+from .linear import DEFAULT_LAYOUT, FORMAT_VERSION, Layout
+from .loaded import LoadedEntries
 from .served import Served
 from .values import FrozenValue
 

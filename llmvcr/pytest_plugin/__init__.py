@@ -143,8 +143,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"llmvcr_cassette_format in the pytest ini: {err}") from None
     settings.default_record_mode = ci_record_mode() or settings.default_record_mode
     config.pluginmanager.register(_fresh.FreshPlugin(config, stats), "llmvcr-fresh")
-    # every call replays (CI naming no mode, the flag's none, llmvcr plan): the SDKs need no key
-    if settings.record_mode == "none" or (settings.record_mode is None and on_ci()):
+    if settings.record_mode == "none" or (settings.record_mode is None and on_ci()):  # all replays: no key
         config.stash[_KEYS] = placeholder_keys.set_missing()
     if config.getini("llmvcr_vcr_fixture"):
         config.pluginmanager.register(_VcrFixture(), "llmvcr-vcr-fixture")

@@ -13,7 +13,8 @@ import orjson
 
 from ..cassette import Cassette, exactjson
 from ..cassette.entries import Entry
-from ..cassette.linear import FULL_VERSION, LINEAR_VERSION, LoadedEntries, layout_of, pack, unpack
+from ..cassette.linear import FULL_VERSION, LINEAR_VERSION, layout_of, pack, unpack
+from ..cassette.loaded import LoadedEntries
 from ..cassette.schema import entry_from_mapping, entry_to_mapping, migrate
 from ..errors import CassetteFormatError, EditedCassetteWarning, ForeignCassetteError
 from ..matching import default_request_hash

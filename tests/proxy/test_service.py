@@ -275,6 +275,7 @@ def test_record_mode_all_never_overwrites_a_file_that_is_not_a_cassette(
     assert mine.read_bytes() == before and server.request_count == seen
 
 
+@pytest.mark.filterwarnings("ignore::llmvcr.errors.EmptyRecordingWarning")
 def test_two_spellings_of_one_name_are_one_cassette(cassette_dir: Path, upstreams: dict[str, str]) -> None:
     with ProxyServer(cassette_dir, upstreams=upstreams) as proxy:
         assert post(proxy.port, "/_llmvcr/cassettes/suite", {"record_mode": "all"})[0] == 200

@@ -407,6 +407,7 @@ def test_a_vcrpy_cassette_is_never_read_as_empty_nor_written_over(tmp_path: Path
     assert path.read_bytes() == before  # the user's recordings are untouched
 
 
+@pytest.mark.filterwarnings("ignore::llmvcr.errors.UnplayedEntriesWarning")
 def test_the_convert_command_a_foreign_cassette_gives_ends_the_refusal(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
