@@ -133,6 +133,7 @@ async def source(exchange: Exchange, client: Any, url: Any, real: Any) -> AsyncI
         return
     connection = _connections[client] = Connection(exchange, None)
     connection.mark(url)  # before the stream's GET is sent
+    thrown: list[BaseException] = []
     try:
         async with real as stream:
             connection.response = stream.response
@@ -140,8 +141,15 @@ async def source(exchange: Exchange, client: Any, url: Any, real: Any) -> AsyncI
                 group.start_soon(connection.pump, stream)
                 try:
                     yield connection
+                except BaseException as err:
+                    thrown.append(err)
+                    raise
                 finally:
                     group.cancel_scope.cancel()
+    except BaseException as err:
+        if thrown and list(getattr(err, "exceptions", ())) == thrown:  # as the caller raised it, unwrapped
+            raise thrown[0] from None
+        raise
     finally:
         _connections.pop(client, None)
         connection.close()

@@ -167,3 +167,36 @@ def test_a_replay_only_cassette_without_the_sse_server_refuses_it_before_connect
     assert isinstance(errors[-1], NothingRecordedError), errors
     assert "http://127.0.0.1/sse" in str(errors[-1]) and str(path) in str(errors[-1])
     assert attempts == []
+
+
+def _raised_shape(url: str) -> list[str]:
+    """What a caller's own error inside an SSE session reaches it as: the exception groups around it."""
+
+    async def failing() -> None:
+        async with sse_client(url) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                raise KeyError("the caller's own")
+
+    with pytest.raises(BaseException) as caught:
+        anyio.run(failing)
+    shape, error = [], caught.value
+    while True:
+        shape.append(type(error).__name__)
+        inner = getattr(error, "exceptions", None)
+        if not inner:
+            return shape
+        error = inner[0]
+
+
+def test_an_error_inside_an_sse_session_reaches_the_caller_as_it_would_outside_a_cassette(
+    tmp_path: Path, sse_server: tuple[str, subprocess.Popen[bytes], Path]
+) -> None:
+    url, _, _ = sse_server
+    path = tmp_path / "sse.yaml"
+    outside = _raised_shape(url)
+    with llmvcr.use_cassette(str(path), record_mode="once"):
+        recording = _raised_shape(url)
+    with llmvcr.use_cassette(str(path), record_mode="none"):
+        replaying = _raised_shape(url)
+    assert outside[-1] == "KeyError" and recording == outside and replaying == outside
