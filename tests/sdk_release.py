@@ -125,6 +125,8 @@ RENAMES: dict[str, dict[str, Rename]] = {
         "mcp.stdio.spawn": Rename("mcp", ((r"\b_create_platform_compatible_process\b", "_spawn_server_v2"),)),
         "mcp.http.writer": Rename("mcp", ((r"\bpost_writer\b", "post_writer_v2"),)),
         "mcp.http.get_stream": Rename("mcp", ((r"\bhandle_get_stream\b", "handle_get_stream_v2"),)),
+        "mcp.sse.source": Rename("mcp", ((r"\bsse_within_origin\b", "sse_within_origin_v2"),)),
+        "mcp.sse.post": Rename("mcp", ((r"\brequest_within_origin\b", "request_within_origin_v2"),)),
     },
     "aiohttp": {
         "aiohttp.request": Rename(

@@ -7,10 +7,15 @@ instead, each declared in ``providers._internals``:
 
 - ``mcp.stdio.spawn``: the function ``stdio_client`` starts its server process with;
 - ``mcp.http.writer``: the task of a streamable HTTP transport that sends every client message
-  (and the transport's constructor, public, which names the server as the connection opens).
+  (and the transport's constructor, public, which names the server as the connection opens);
+- ``mcp.sse.source`` and ``mcp.sse.post``: the functions an SSE transport opens its event stream
+  and posts each client message with.
 
-When a release moves either, every ``ClientSession`` opened inside a cassette raises one clear
-error (``ClientSession`` is public and always there), never a live call that is not recorded.
+When a release moves one of the first two, every ``ClientSession`` opened inside a cassette raises
+one clear error (``ClientSession`` is public and always there), never a live call that is not
+recorded. When it moves an SSE one, that is said once and SSE connections are left to the HTTP seam
+as before they were intercepted: their requests are unclaimed calls (a warning when recording, an
+``UnrecognizedRequestError`` in a replay-only cassette).
 """
 
 from __future__ import annotations
@@ -25,12 +30,13 @@ from ..providers._driver import LibraryPatches
 from ..providers._patch import Patch
 from ..providers.base import Seam, add_seam, installed, recorded_elsewhere, when_imported
 from ..wire import mcp as wire
-from . import http
+from . import http, sse
 from .exchange import Exchange
 from .stdio import RecordedProcess, ReplayedProcess
 
 _STDIO, _HTTP, _SESSION = "mcp.client.stdio", "mcp.client.streamable_http", "mcp.client.session"
-_MODULES = (_STDIO, _HTTP, _SESSION)
+_SSE = "mcp.client.sse"
+_MODULES = (_STDIO, _HTTP, _SSE, _SESSION)
 _exchanges: weakref.WeakKeyDictionary[Any, Exchange] = weakref.WeakKeyDictionary()
 _missing: list[str] = []  # registry keys a release moved: ClientSession refuses inside a cassette
 
@@ -83,6 +89,20 @@ async def _post_writer(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> N
     return await wrapped(client, reader, writer, write_stream, *rest)  # type: ignore[no-any-return]
 
 
+def _sse_source(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+    session = _open_session()
+    if session is None:
+        return wrapped(*args, **kwargs)
+    client = args[0] if args else kwargs["client"]
+    url = args[1] if len(args) > 1 else kwargs["url"]
+    exchange = Exchange.open(session, wire.http_server(str(url)))  # or raises: nothing sent
+    return sse.source(exchange, client, url, None if exchange.replaying else wrapped(*args, **kwargs))
+
+
+async def _sse_post(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+    return await sse.post(wrapped, args, kwargs)
+
+
 def _session_init(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> None:
     if _missing and _open_session() is not None:
         raise _internals.error(_missing[0])
@@ -93,6 +113,11 @@ def _patches(module: Any) -> list[Patch]:
     name = module.__name__
     if name == _SESSION:
         return [Patch(module.ClientSession, "__init__", _session_init)]
+    if name == _SSE:  # a fallback: without either name, SSE is left to the HTTP seam (said once)
+        source, post = _internals.resolve("mcp.sse.source"), _internals.resolve("mcp.sse.post")
+        if source is None or post is None:
+            return []
+        return [Patch(source[0], source[1], _sse_source), Patch(post[0], post[1], _sse_post)]
     key, wrapper = ("mcp.stdio.spawn", _spawn) if name == _STDIO else ("mcp.http.writer", _post_writer)
     found = _internals.resolve(key)
     if found is None:

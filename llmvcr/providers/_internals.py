@@ -60,6 +60,10 @@ _MCP_REFUSED = (
     "an MCP ClientSession opened inside a cassette raises (its server's traffic cannot be recorded or "
     "replayed)"
 )
+_SSE_LEFT = (
+    "an MCP session over SSE is not recorded or replayed: its requests reach the HTTP seam as unclaimed "
+    "calls (a warning when recording, UnrecognizedRequestError in a replay-only cassette)"
+)
 
 INTERNALS: tuple[Internal, ...] = (
     # -- a Stainless SDK's base client (anthropic, openai, groq, cerebras, ...) -----------------
@@ -122,6 +126,10 @@ INTERNALS: tuple[Internal, ...] = (
     Internal("mcp.http.get_stream", "mcp.client.streamable_http:StreamableHTTPTransport.handle_get_stream",
              "attribute", "mcp 1.30.0, 2.3.0", FALLBACK,
              "what a streamable HTTP server sends outside any request (over its GET stream) is not recorded"),
+    Internal("mcp.sse.source", "mcp.client.sse:sse_within_origin", "attribute", "mcp 1.30.0, 2.3.0",
+             FALLBACK, _SSE_LEFT),
+    Internal("mcp.sse.post", "mcp.client.sse:request_within_origin", "attribute", "mcp 1.30.0, 2.3.0",
+             FALLBACK, _SSE_LEFT),
     # -- lm15, vendored by DSPy --------------------------------------------------------------------
     Internal("dspy.lm15", "dspy._vendor.lm15.transports", "module", "dspy 3.4.1", ERROR,
              "DSPy's LM calls inside a cassette raise (its lm15 transports cannot be intercepted)"),

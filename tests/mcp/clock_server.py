@@ -57,11 +57,12 @@ async def ask(question: str, ctx: Context) -> str:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "http":
+    if len(sys.argv) > 1 and sys.argv[1] in ("http", "sse"):
+        transport = "streamable-http" if sys.argv[1] == "http" else "sse"
         try:
-            app.run("streamable-http", port=int(sys.argv[2]))
+            app.run(transport, port=int(sys.argv[2]))
         except TypeError:  # the SDK's 1.x line takes the port from its settings
             app.settings.port = int(sys.argv[2])
-            app.run("streamable-http")
+            app.run(transport)
     else:
         app.run("stdio")

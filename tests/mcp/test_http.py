@@ -17,11 +17,9 @@ pytest.importorskip("mcp.client.streamable_http")  # (tests/mcp is on the path t
 
 import httpx2
 from mcp import ClientSession
-from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
 import llmvcr
-from llmvcr.errors import UnrecognizedRequestError
 from llmvcr.storage.files import load_cassette
 
 SERVER = Path(__file__).with_name("clock_server.py")
@@ -112,21 +110,3 @@ def _record(url: str, anthropic_client: Any) -> dict[str, Any]:
     out = anyio.run(_session, url)
     out["model"] = reply.content[0].text
     return out
-
-
-def test_an_sse_session_is_not_intercepted_and_a_replay_only_cassette_refuses_it(tmp_path: Path) -> None:
-    path = tmp_path / "sse.yaml"
-    path.write_text("version: 1\nentries: []\n")
-
-    async def connect() -> None:
-        async with sse_client(f"http://127.0.0.1:{_free_port()}/sse") as (read, write):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-
-    with llmvcr.use_cassette(str(path), record_mode="none", on_unplayed="ignore"):
-        with pytest.raises(BaseException) as caught:
-            anyio.run(connect)
-    errors: list[BaseException] = [caught.value]
-    while getattr(errors[-1], "exceptions", None):  # an exception group (anyio task groups)
-        errors.append(errors[-1].exceptions[0])  # type: ignore[attr-defined]
-    assert isinstance(errors[-1], UnrecognizedRequestError)  # never sent: the SSE transport is not replayed

@@ -29,6 +29,7 @@ import anyio
 import llmvcr
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.client.sse import sse_client
 
 async def stdio():
     params = StdioServerParameters(command=sys.executable, args=[sys.argv[3]])

@@ -19,6 +19,7 @@ if not version("mcp").startswith("1."):
     pytest.skip("the mcp SDK's 1.x line is not installed here", allow_module_level=True)
 
 from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
 import llmvcr
@@ -57,7 +58,11 @@ def test_mcp_1x_records_and_replays_a_stdio_session(tmp_path: Path, monkeypatch:
 
 
 async def _over_http(url: str) -> list[str]:
-    async with streamable_http_client(url) as (read, write, _):  # the 1.x line yields a third item
+    if url.endswith("/sse"):
+        transport: Any = sse_client(url)
+    else:
+        transport = streamable_http_client(url)  # the 1.x line yields a third item
+    async with transport as (read, write, *_):
         async with ClientSession(read, write) as session:
             await session.initialize()
             now = await session.call_tool("now", {})
@@ -65,11 +70,13 @@ async def _over_http(url: str) -> list[str]:
 
 
 @pytest.mark.slow
-def test_mcp_1x_records_and_replays_a_streamable_http_session(tmp_path: Path) -> None:
+@pytest.mark.parametrize("transport", ["http", "sse"])
+def test_mcp_1x_records_and_replays_an_http_session(tmp_path: Path, transport: str) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, str(SERVER), "http", str(port)], stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}/{'mcp' if transport == 'http' else 'sse'}"
+    proc = subprocess.Popen([sys.executable, str(SERVER), transport, str(port)], stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -80,10 +87,10 @@ def test_mcp_1x_records_and_replays_a_streamable_http_session(tmp_path: Path) ->
                 time.sleep(0.05)
         path = tmp_path / "v1-http.yaml"
         with llmvcr.use_cassette(str(path), record_mode="once"):
-            recorded = anyio.run(_over_http, f"http://127.0.0.1:{port}/mcp")
+            recorded = anyio.run(_over_http, url)
     finally:
         proc.terminate()
         proc.wait(10)
     with llmvcr.use_cassette(str(path), record_mode="none") as cassette:
-        replayed = anyio.run(_over_http, f"http://127.0.0.1:{port}/mcp")  # the server is stopped
+        replayed = anyio.run(_over_http, url)  # the server is stopped
     assert replayed == recorded and cassette.unplayed == []
