@@ -47,7 +47,7 @@ class _SeenReader:
     incoming stream and never reaches the transport."""
 
     def __init__(self, inner: Any, exchange: Exchange, client: Any) -> None:
-        self._inner, self._exchange, self._client = inner, exchange, client
+        self._inner, self._exchange, self._to_client = inner, exchange, client
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
@@ -71,7 +71,7 @@ class _SeenReader:
                 return item
             session_message, parse = _parser()
             for answer in answers:
-                await self._client.send(session_message(parse(answer)))
+                await self._to_client.send(session_message(parse(answer)))
 
 
 class _SeenWriter:
