@@ -352,8 +352,9 @@ def readme_ci_test_step() -> list[str]:
 
 
 def project(root: Path) -> dict[str, bytes]:
-    """The project's files, byte for byte; pytest's own cache folder is not the project."""
-    return {k: v for k, v in snapshot(root).items() if not k.startswith(".pytest_cache")}
+    """The project's files, byte for byte; pytest's own cache folder is not the project, nor the ini
+    file the suite's ``pytester`` fixture writes (pytest-asyncio's loop scope)."""
+    return {k: v for k, v in snapshot(root).items() if not k.startswith(".pytest_cache") and k != "tox.ini"}
 
 
 @pytest.mark.slow
