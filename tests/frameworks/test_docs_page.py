@@ -26,12 +26,11 @@ def test_the_docs_page_holds_the_section() -> None:
 
 
 def test_each_row_names_the_version_pinned_and_installed() -> None:
-    pins = dict(
-        line.split("==")
+    pins = {  # name[extra]==1.2.3  # a comment -> {name: 1.2.3}
+        m[1]: m[2]
         for name in ("requirements.txt", "requirements-nodeps.txt")
-        for line in (HERE / name).read_text().splitlines()
-        if "==" in line and not line.startswith("#")
-    )
+        for m in re.finditer(r"^([A-Za-z0-9_.-]+)(?:\[[^]]*\])?==(\S+)", (HERE / name).read_text(), re.M)
+    }
     rows = {
         m[1]: m[2]
         for m in re.finditer(r"^\| (?:\*\*)?([^|(`]+?)(?: \(`[^`]+`\))? \| ([^ |]+) \|", SECTION, re.M)
