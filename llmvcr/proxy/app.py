@@ -122,14 +122,9 @@ class Proxy:
         if control:
             await self._control(scope, receive, send, headers, path)
             return
-        if mcp_target(raw_path, headers) is not None and not self.guard.call_ok(
-            headers, token, options=False
-        ):
-            await _json(
-                send, 401, {"error": "llmvcr: this proxy is bound off loopback: MCP calls need its token too"}
-            )
-            return
-        if await self.mcp.handle(self.cassettes, self.upstream, scope, receive, send, headers, raw_path):
+        found = mcp_target(raw_path, headers)
+        if found is not None:
+            await self._mcp(scope, receive, send, headers, token, found)
             return
         await self._call(scope, receive, send, headers, raw_path, token)
 
@@ -157,6 +152,28 @@ class Proxy:
                 self.report(line)
 
     # -- provider calls ------------------------------------------------------------------------------
+    async def _mcp(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        headers: dict[str, str],
+        token: str | None,
+        found: tuple[str | None, str],
+    ) -> None:
+        """A request for ``/mcp/NAME``: the same token, body limit and forwarded headers as a call."""
+        if not self.guard.call_ok(headers, token, options=False):
+            await _json(
+                send, 401, {"error": "llmvcr: this proxy is bound off loopback: MCP calls need its token"}
+            )
+            return
+        body = await _read_body(receive, headers, self.max_body)
+        if body is None:
+            await _json(send, 413, {"error": _too_large(self.max_body)})
+            return
+        forwarded = [(k, v) for k, v in scope["headers"] if not _skip(k) and self.guard.forwarded(k, v)]
+        await self.mcp.handle(self.cassettes, self.upstream, scope, send, headers, found, body, forwarded)
+
     async def _call(
         self,
         scope: Scope,

@@ -31,10 +31,9 @@ from ..errors import LLMVCRError
 from ..mcp.exchange import Exchange
 from ..wire import mcp as wire
 from .cassettes import CassetteRefused, Cassettes, parse_options
-from .routes import CASSETTE_HEADER, NOT_FORWARDED, PATH_PREFIX, options_from_headers
+from .routes import CASSETTE_HEADER, PATH_PREFIX, options_from_headers
 
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
-Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 JSON = dict[str, Any]
 MCP_PREFIX = "/mcp/"
 SESSION_HEADER = "mcp-session-id"
@@ -88,20 +87,15 @@ class McpRoute:
         cassettes: Cassettes,
         upstream: Any,
         scope: MutableMapping[str, Any],
-        receive: Receive,
         send: Send,
         headers: dict[str, str],
-        raw_path: str | None = None,
-    ) -> bool:
-        """Serve the request when it is for ``/mcp/NAME`` (True), else leave it (False). ``raw_path``:
-        the path with any ``/token/<T>`` prefix taken off (default: the request's own)."""
-        if raw_path is None:
-            raw_path = (scope.get("raw_path") or scope["path"].encode()).decode("latin-1")
-        found = mcp_target(raw_path, headers)
-        if found is None:
-            return False
+        found: tuple[str | None, str],
+        body: bytes,
+        forwarded: list[tuple[bytes, bytes]],
+    ) -> None:
+        """Serve a request for ``/mcp/NAME`` (``found``: :func:`mcp_target`'s answer). The proxy has
+        read ``body`` within its limit and chosen the ``forwarded`` headers (never its token)."""
         cassette, name = found
-        body = await _read_body(receive)
         url = self.servers.get(name)
         if url is None:
             known = ", ".join(sorted(self.servers)) or "none"
@@ -110,12 +104,12 @@ class McpRoute:
                 404,
                 f"llmvcr: no MCP server {name!r} (served: {known}); start llmvcr serve with --mcp {name}=URL",
             )
-            return True
+            return
         try:
             opened = _open(cassettes, cassette, headers)
         except LLMVCRError as err:
             await _rpc_error(send, body, str(err))
-            return True
+            return
         key = (opened.name, name, headers.get(SESSION_HEADER))
         method = scope["method"]
         connection = self._connections.get(key)
@@ -124,7 +118,7 @@ class McpRoute:
                 exchange = Exchange.open(opened.session, wire.http_server(url))
             except LLMVCRError as err:  # a replay-only cassette with nothing for this server
                 await _rpc_error(send, body, str(err))
-                return True
+                return
             own = "llmvcr-" + secrets.token_hex(8) if exchange.replaying else None
             connection = _Connection(exchange, own)
         if connection is None:
@@ -134,12 +128,11 @@ class McpRoute:
                 f"llmvcr: {method} /mcp/{name}: no open MCP connection with this session; "
                 f"a connection starts with initialize",
             )
-            return True
+            return
         if connection.exchange.replaying:
             await self._replay(connection, key, method, body, send)
         else:
-            await self._record(connection, key, upstream, scope, url, body, send, receive)
-        return True
+            await self._record(connection, key, upstream, scope, url, body, forwarded, send)
 
     # -- replay: answered from the cassette, nothing sent ----------------------------------------
     async def _replay(
@@ -199,14 +192,13 @@ class McpRoute:
         scope: MutableMapping[str, Any],
         url: str,
         body: bytes,
+        forwarded: list[tuple[bytes, bytes]],
         send: Send,
-        receive: Receive,
     ) -> None:
         exchange, method = connection.exchange, scope["method"]
         if method == "POST":
             for message in _messages(body):
                 exchange.from_client(message)
-        forwarded = [(k, v) for k, v in scope["headers"] if not _skip(k)]
         client = upstream.client()
         request = client.build_request(method, url, headers=forwarded, content=body)
         try:
@@ -322,11 +314,6 @@ def _messages(body: bytes) -> list[JSON]:
     return [m for m in items if isinstance(m, dict)]
 
 
-def _skip(name: bytes) -> bool:
-    lower = name.lower().decode("latin-1")
-    return lower in NOT_FORWARDED or lower.startswith("x-llmvcr-")
-
-
 def _event(message: JSON) -> bytes:
     return b"event: message\ndata: " + orjson.dumps(message) + b"\n\n"
 
@@ -349,15 +336,3 @@ async def _rpc_error(send: Send, body: bytes, message: str) -> None:
         return
     answer = wire.error_answer(ids[0], message)
     await _respond(send, 200, orjson.dumps(answer), [(b"content-type", b"application/json")])
-
-
-async def _read_body(receive: Receive) -> bytes:
-    chunks = []
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            break
-        chunks.append(message.get("body", b""))
-        if not message.get("more_body", False):
-            break
-    return b"".join(chunks)

@@ -4,10 +4,14 @@ proxy's refused. The client is the ``mcp`` SDK's own."""
 
 from __future__ import annotations
 
+import http.server
 import socket
 import subprocess
 import sys
+import threading
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -125,3 +129,75 @@ def test_the_route_names_its_cassette_and_server() -> None:
     assert mcp_servers(["time=http://127.0.0.1:9/mcp"]) == {"time": "http://127.0.0.1:9/mcp"}
     with pytest.raises(CommandError, match="NAME=URL"):
         mcp_servers(["time"])
+
+
+class _Upstream:
+    """An MCP server stand-in that keeps the headers of each request it gets and answers initialize."""
+
+    def __init__(self) -> None:
+
+        seen = self.seen = []  # type: list[dict[str, str]]
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                seen.append({k.lower(): v for k, v in self.headers.items()})
+                self.rfile.read(int(self.headers.get("content-length") or 0))
+                body = b'{"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": "2025-06-18"}}'
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/mcp"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+INITIALIZE = (
+    b'{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18"}}'
+)
+
+
+def _post(url: str, body: bytes, **headers: str) -> tuple[int, bytes]:
+
+    sent = {"content-type": "application/json", "accept": "application/json, text/event-stream", **headers}
+    request = urllib.request.Request(url, data=body, headers=sent, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return answer.status, answer.read()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read()
+
+
+def test_the_proxys_token_never_reaches_an_mcp_server(tmp_path: Path) -> None:
+    upstream = _Upstream()
+    token = "proxy-token-0123456789abcdef"
+    try:
+        with ProxyServer(tmp_path, mcp={"clock": upstream.url}, loop="asyncio", token=token) as proxy:
+            status, _ = _post(
+                f"{proxy.url}/cassettes/agent/mcp/clock",
+                INITIALIZE,
+                authorization=f"Bearer {token}",
+                **{"x-llmvcr-token": token, "x-api-key": "the-server-s-own-key"},
+            )
+    finally:
+        upstream.server.shutdown()
+    assert status == 200
+    assert len(upstream.seen) == 1
+    assert "authorization" not in upstream.seen[0] and "x-llmvcr-token" not in upstream.seen[0]
+    assert upstream.seen[0]["x-api-key"] == "the-server-s-own-key"  # the caller's own headers go on
+
+
+def test_an_mcp_body_over_the_limit_is_refused_before_it_is_forwarded(tmp_path: Path) -> None:
+    upstream = _Upstream()
+    try:
+        with ProxyServer(tmp_path, mcp={"clock": upstream.url}, loop="asyncio", max_body=64) as proxy:
+            status, body = _post(f"{proxy.url}/cassettes/agent/mcp/clock", INITIALIZE)
+    finally:
+        upstream.server.shutdown()
+    assert status == 413 and b"--max-body-mb" in body
+    assert upstream.seen == []
