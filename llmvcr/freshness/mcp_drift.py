@@ -250,19 +250,29 @@ def _connect(how: list[str] | str, timeout: float) -> Iterator[Ask]:
             child.wait()
 
 
-class _StdioClient:
+class _Numbered:
+    """A JSON-RPC client's side of the ids: each request gets the next one, a notification none."""
+
+    next: int  # the last id sent
+
+    def _message(self, method: str, params: Any) -> JSON:
+        message: JSON = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        if not method.startswith("notifications/"):
+            self.next += 1
+            message["id"] = self.next
+        return message
+
+
+class _StdioClient(_Numbered):
     def __init__(self, child: subprocess.Popen[bytes], timeout: float) -> None:
         self.child, self.timeout, self.next = child, timeout, 0
 
     def ask(self, method: str, params: Any) -> JSON:
         assert self.child.stdin is not None and self.child.stdout is not None
-        message: JSON = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            message["params"] = params
-        notification = method.startswith("notifications/")
-        if not notification:
-            self.next += 1
-            message["id"] = self.next
+        message = self._message(method, params)
+        notification = "id" not in message
         self.child.stdin.write(json.dumps(message).encode() + b"\n")
         self.child.stdin.flush()
         if notification:
@@ -287,19 +297,14 @@ class _StdioClient:
                 self.child.stdin.flush()
 
 
-class _HttpClient:
+class _HttpClient(_Numbered):
     def __init__(self, url: str, timeout: float) -> None:
         self.url, self.timeout, self.next = url, timeout, 0
         self.headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
 
     def ask(self, method: str, params: Any) -> JSON:
-        message: JSON = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            message["params"] = params
-        notification = method.startswith("notifications/")
-        if not notification:
-            self.next += 1
-            message["id"] = self.next
+        message = self._message(method, params)
+        notification = "id" not in message
         call = urllib.request.Request(
             self.url, data=json.dumps(message).encode(), headers=self.headers, method="POST"
         )
