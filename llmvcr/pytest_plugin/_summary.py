@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import shlex
 import threading
+from collections import Counter
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -24,6 +25,7 @@ from ..matching.diff import format_rows
 from ..providers.tool import TOOL
 from ..session import Session
 from ..storage.files import convert_command
+from ..wire import mcp as mcp_wire
 from ..wording import dollars, plural, shown
 
 
@@ -129,12 +131,13 @@ class RunSummary(Value):
             row = self.per_test.setdefault(name, TestCounts(name))
             row.replayed += session.replayed
             row.recorded += session.recorded
-            row.tools_replayed += sum(entry.provider == TOOL for entry in session.served)
-            row.mcp_replayed += sum(entry.provider == "mcp" for entry in session.served)
+            served = Counter(entry.provider for entry in session.served)  # one pass: calls by kind
+            row.tools_replayed += served[TOOL]
+            row.mcp_replayed += served[mcp_wire.NAME]
             if session.recorded:
-                new = recorded_entries(session.cassette)
-                row.tools_recorded += sum(e.provider == TOOL for e in new)
-                row.mcp_recorded += sum(e.provider == "mcp" for e in new)
+                new = Counter(e.provider for e in recorded_entries(session.cassette))
+                row.tools_recorded += new[TOOL]
+                row.mcp_recorded += new[mcp_wire.NAME]
             row.writes += session.writes
             row.unplayed += unplayed
             if session.unrecorded:
